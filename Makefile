@@ -1,0 +1,33 @@
+# The two commands: `make run` and `make test`. Both set up what they need first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/maka serve
+
+lint: $(STAMP)
+	$(BIN)/ruff check bot sources storage tests benchmarks
+	$(BIN)/mypy
+
+test: $(STAMP)
+	@scripts/ensure-postgres $(BIN)/python
+	$(MAKE) --no-print-directory lint
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .maka .pytest_cache .mypy_cache .ruff_cache

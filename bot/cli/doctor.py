@@ -1,0 +1,142 @@
+"""`maka doctor`: one line per check, non-zero exit if any fails."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import aiohttp
+from sqlalchemy.engine import make_url
+
+from bot.config import SearchBackend, Settings
+from storage.db import create_database
+from storage.migrate import current_revision, head_revision
+
+CHECK_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+    def line(self) -> str:
+        return f"{'ok  ' if self.ok else 'FAIL'}  {self.name}: {self.detail}"
+
+
+async def check_database(settings: Settings) -> Check:
+    url = make_url(settings.resolved_database_url)
+    where = url.database if url.get_backend_name() == "sqlite" else f"{url.host}:{url.port or 5432}"
+    db = create_database(settings.resolved_database_url)
+    try:
+        await db.ping()
+        current, head = await current_revision(db), head_revision()
+    except Exception as exc:
+        return Check("database", False, f"cannot use {db.dialect} at {where}: {_brief(exc)}")
+    finally:
+        await db.dispose()
+    if current == head:
+        return Check("database", True, f"{db.dialect} at {where}, schema {current} (current)")
+    if db.is_sqlite:
+        return Check(
+            "database",
+            True,
+            f"sqlite at {where}, schema {current or 'empty'}; `maka serve` migrates it to {head}",
+        )
+    return Check(
+        "database",
+        False,
+        f"{db.dialect} at {where}, schema {current or 'empty'} "
+        f"but this version needs {head}: run `maka migrate`",
+    )
+
+
+async def check_search(settings: Settings) -> Check:
+    if settings.search_backend is SearchBackend.MEILISEARCH:
+        headers = {"Authorization": f"Bearer {settings.meili_key}"} if settings.meili_key else {}
+        try:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"{settings.meili_url}/health", headers=headers) as resp,
+            ):
+                body = await resp.json(content_type=None)
+        except Exception as exc:
+            return Check("search", False, f"meilisearch at {settings.meili_url}: {_brief(exc)}")
+        ok = resp.status == 200 and body.get("status") == "available"
+        return Check("search", ok, f"meilisearch at {settings.meili_url}: {body}")
+    path = settings.data_dir / "search"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".doctor"
+        probe.write_text("ok")
+        probe.unlink()
+        import tantivy  # noqa: F401  (the embedded backend needs its native module)
+    except Exception as exc:
+        return Check("search", False, f"embedded index at {path}: {_brief(exc)}")
+    return Check("search", True, f"embedded (tantivy) at {path}")
+
+
+async def check_feishu(settings: Settings) -> Check:
+    if not settings.feishu_configured:
+        return Check("feishu", True, "not configured; the console channel at /console is used")
+    url = f"{settings.feishu_domain}/open-apis/auth/v3/tenant_access_token/internal"
+    payload = {"app_id": settings.feishu_app_id, "app_secret": settings.feishu_app_secret}
+    try:
+        async with aiohttp.ClientSession() as http, http.post(url, json=payload) as resp:
+            body = await resp.json(content_type=None)
+    except Exception as exc:
+        return Check("feishu", False, f"{settings.feishu_domain}: {_brief(exc)}")
+    if body.get("code") == 0:
+        return Check("feishu", True, f"app {settings.feishu_app_id} got a tenant token")
+    return Check(
+        "feishu", False, f"app {settings.feishu_app_id}: code {body.get('code')} {body.get('msg')}"
+    )
+
+
+async def check_model(settings: Settings) -> Check:
+    if not settings.model_configured:
+        return Check(
+            "model",
+            True,
+            "not configured; slash commands work, chat replies "
+            "explain how to set MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME",
+        )
+    headers = {"Authorization": f"Bearer {settings.model_api_key or ''}"}
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"{settings.model_base_url}/models", headers=headers) as resp,
+        ):
+            status = resp.status
+    except Exception as exc:
+        return Check("model", False, f"{settings.model_base_url}: {_brief(exc)}")
+    if status == 200:
+        return Check("model", True, f"{settings.model_name} at {settings.model_base_url}")
+    return Check("model", False, f"{settings.model_base_url}/models answered HTTP {status}")
+
+
+CHECKS: tuple[Callable[[Settings], Awaitable[Check]], ...] = (
+    check_database,
+    check_search,
+    check_feishu,
+    check_model,
+)
+
+
+async def run_doctor(settings: Settings) -> list[Check]:
+    async def bounded(check: Callable[[Settings], Awaitable[Check]]) -> Check:
+        name = check.__name__.removeprefix("check_")
+        try:
+            async with asyncio.timeout(CHECK_TIMEOUT):
+                return await check(settings)
+        except TimeoutError:
+            return Check(name, False, f"no answer within {CHECK_TIMEOUT:.0f}s")
+
+    return list(await asyncio.gather(*(bounded(c) for c in CHECKS)))
+
+
+def _brief(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__

@@ -1,0 +1,69 @@
+"""Entry point of the `maka` console script."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from bot.config import ConfigError, Role, Settings, load_settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="maka", description="Maka Assistant")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the service")
+    serve.add_argument("--role", choices=[r.value for r in Role], default=Role.ALL.value)
+    sub.add_parser("migrate", help="apply database migrations")
+    sub.add_parser("doctor", help="check settings, database, search, Feishu and model")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=os.environ.get("MAKA_LOG_LEVEL", "INFO").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"FAIL  settings: {line}" if args.command == "doctor" else line, file=sys.stderr)
+        return 2
+    return asyncio.run(_run(args, settings))
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "serve":
+        from bot.cli.serve import serve
+
+        await serve(settings, Role(args.role))
+        return 0
+    if args.command == "migrate":
+        from storage.db import create_database
+        from storage.migrate import current_revision, migrate
+
+        db = create_database(settings.resolved_database_url)
+        try:
+            await migrate(db)
+            print(f"database schema at {await current_revision(db)}")
+        finally:
+            await db.dispose()
+        return 0
+    if args.command == "doctor":
+        from bot.cli.doctor import run_doctor
+
+        checks = await run_doctor(settings)
+        for check in checks:
+            print(check.line())
+        return 0 if all(c.ok for c in checks) else 1
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""`maka serve`: run the service until SIGTERM or SIGINT, then drain."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from aiohttp import web
+
+from bot.config import Role, Settings
+from bot.runtime import create_app
+
+log = logging.getLogger(__name__)
+
+
+async def serve(settings: Settings, role: Role) -> None:
+    app = create_app(settings, role)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()  # runs the cleanup context's start-up half
+    site = web.TCPSite(runner, settings.http_host, settings.http_port)
+    await site.start()
+    print(f"maka serving on http://{settings.http_host}:{settings.http_port} (role {role})")
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("signal received: draining (grace %.0fs)", settings.shutdown_grace)
+    await runner.cleanup()  # stops accepting, then the Host drains and releases claims

@@ -1,0 +1,171 @@
+"""Settings: every knob is a `MAKA_*` environment variable (operators and the Helm chart use
+these names). A wrong value stops start-up with one line naming the variable."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from storage.urls import DatabaseUrlError, normalize_database_url
+
+
+class ConfigError(Exception):
+    """A setting is wrong. `lines` has one line per problem, each naming its variable."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(lines[0] if lines else "invalid settings")
+        self.lines = lines
+
+
+class SearchBackend(StrEnum):
+    EMBEDDED = "embedded"
+    MEILISEARCH = "meilisearch"
+
+
+class FeishuMode(StrEnum):
+    WEBHOOK = "webhook"
+    WS = "ws"
+
+
+class Role(StrEnum):
+    WEB = "web"
+    WORKER = "worker"
+    ALL = "all"
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MAKA_", extra="ignore", frozen=True)
+
+    data_dir: Path = Path("./.maka")
+    database_url: str | None = None
+
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=8080, ge=0, le=65535)
+
+    search_backend: SearchBackend = SearchBackend.EMBEDDED
+    meili_url: str | None = None
+    meili_key: str | None = None
+
+    model_base_url: str | None = None
+    model_api_key: str | None = None
+    model_name: str | None = None
+    model_timeout: float = Field(default=60.0, gt=0)
+
+    feishu_app_id: str | None = None
+    feishu_app_secret: str | None = None
+    feishu_encrypt_key: str | None = None
+    feishu_verification_token: str | None = None
+    feishu_mode: FeishuMode = FeishuMode.WEBHOOK
+    feishu_domain: str = "https://open.feishu.cn"
+    feishu_max_event_age: int = Field(default=1800, gt=0, description="seconds")
+
+    owner: str | None = None
+    admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    timezone: str = "UTC"
+
+    shutdown_grace: float = Field(default=20.0, ge=0)
+    poll_interval: float = Field(default=1.0, gt=0)
+
+    @field_validator("admins", mode="before")
+    @classmethod
+    def _admins_csv(cls, value: Any) -> Any:
+        return _split_csv(value)
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        try:
+            return normalize_database_url(value)
+        except DatabaseUrlError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("meili_url", "model_base_url", "feishu_domain")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value.rstrip("/")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {value!r} (try e.g. Asia/Shanghai)") from None
+        return value
+
+    # Derived values: one place decides defaults that depend on other settings.
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return normalize_database_url(f"sqlite:///{(self.data_dir / 'maka.db').resolve()}")
+
+    @property
+    def model_configured(self) -> bool:
+        return bool(self.model_base_url and self.model_name)
+
+    @property
+    def feishu_configured(self) -> bool:
+        return bool(self.feishu_app_id and self.feishu_app_secret)
+
+    @property
+    def max_event_age(self) -> timedelta:
+        return timedelta(seconds=self.feishu_max_event_age)
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def check_consistency(self) -> list[str]:
+        """Problems that involve more than one variable."""
+        problems: list[str] = []
+        if self.search_backend is SearchBackend.MEILISEARCH and not self.meili_url:
+            problems.append("MAKA_MEILI_URL: required when MAKA_SEARCH_BACKEND=meilisearch")
+        if bool(self.feishu_app_id) != bool(self.feishu_app_secret):
+            problems.append(
+                "MAKA_FEISHU_APP_SECRET: MAKA_FEISHU_APP_ID and MAKA_FEISHU_APP_SECRET go together"
+            )
+        model_parts = [self.model_base_url, self.model_name]
+        if any(model_parts) and not all(model_parts):
+            problems.append("MAKA_MODEL_NAME: MAKA_MODEL_BASE_URL and MAKA_MODEL_NAME go together")
+        return problems
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings from the environment; raise ConfigError with one line per problem."""
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError([_describe(err) for err in exc.errors()]) from None
+    problems = settings.check_consistency()
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def _describe(err: Any) -> str:
+    field = str(err["loc"][0]) if err.get("loc") else "settings"
+    message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    value = err.get("input")
+    shown = f" (got {value!r})" if isinstance(value, str | int | float) else ""
+    if isinstance(value, str) and value and value in message:
+        shown = ""
+    return f"MAKA_{field.upper()}: {message}{shown}"

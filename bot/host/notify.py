@@ -1,0 +1,136 @@
+"""Prompt wake-ups for idle workers.
+
+A worker subscribes to topics *before* it looks for work, then waits on the subscription:
+a notification that lands in between is not lost. On PostgreSQL, notifications travel
+between replicas with LISTEN/NOTIFY; everywhere, a short poll bounds the delay if one is
+missed (a dropped LISTEN connection, a write from another process on SQLite).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import asyncpg
+from sqlalchemy import text
+
+from storage.db import Database
+from storage.urls import asyncpg_dsn
+
+log = logging.getLogger(__name__)
+CHANNEL = "maka_wake"
+
+
+class Subscription:
+    def __init__(self, notifier: Notifier, topics: frozenset[str]) -> None:
+        self._notifier = notifier
+        self.topics = topics
+        self.event = asyncio.Event()
+
+    async def wait(self, timeout: float) -> bool:
+        """True if woken by a notification, False on timeout."""
+        try:
+            async with asyncio.timeout(max(timeout, 0.0)):
+                await self.event.wait()
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._notifier._subscriptions.discard(self)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class Notifier:
+    """In-process wake-ups; see PostgresNotifier for the cross-replica kind."""
+
+    def __init__(self) -> None:
+        self._subscriptions: set[Subscription] = set()
+
+    def subscribe(self, topics: Iterable[str]) -> Subscription:
+        sub = Subscription(self, frozenset(topics))
+        self._subscriptions.add(sub)
+        return sub
+
+    def wake_local(self, topic: str) -> None:
+        for sub in list(self._subscriptions):
+            if topic in sub.topics:
+                sub.event.set()
+
+    def wake_all(self) -> None:
+        for sub in list(self._subscriptions):
+            sub.event.set()
+
+    async def notify(self, topic: str) -> None:
+        """Call after the commit that made work available."""
+        self.wake_local(topic)
+
+    async def start(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        self.wake_all()
+
+
+class PostgresNotifier(Notifier):
+    def __init__(self, db: Database) -> None:
+        super().__init__()
+        self._db = db
+        self._conn: asyncpg.Connection | None = None
+        self._keeper: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._listen()
+        self._keeper = asyncio.create_task(self._keep_listening(), name="notifier-listen")
+
+    async def _listen(self) -> None:
+        conn = await asyncpg.connect(asyncpg_dsn(self._db.url))
+        await conn.add_listener(CHANNEL, self._on_notification)
+        self._conn = conn
+
+    def _on_notification(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        self.wake_local(payload)
+
+    async def _keep_listening(self) -> None:
+        while True:
+            await asyncio.sleep(5)
+            if self._conn is None or self._conn.is_closed():
+                try:
+                    await self._listen()
+                    self.wake_all()  # we may have missed notifications while deaf
+                except (OSError, asyncpg.PostgresError) as exc:
+                    log.warning("LISTEN connection lost, polling until it is back: %s", exc)
+
+    async def notify(self, topic: str) -> None:
+        self.wake_local(topic)
+        try:
+            async with self._db.engine.connect() as conn:
+                await conn.execute(
+                    text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic}
+                )
+                await conn.commit()
+        except Exception as exc:  # the poll still finds the work; never fail the writer
+            log.warning("pg_notify(%s) failed: %s", topic, exc)
+
+    async def close(self) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+        if self._conn is not None and not self._conn.is_closed():
+            await self._conn.close()
+        await super().close()
+
+
+def create_notifier(db: Database) -> Notifier:
+    return Notifier() if db.is_sqlite else PostgresNotifier(db)

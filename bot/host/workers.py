@@ -1,0 +1,158 @@
+"""Workers and the Host that runs them.
+
+A worker is a loop of `run_once()`: claim a unit of work and finish it, or say there was none.
+The Host owns the loop, so every worker gets the same lifecycle: prompt wake-ups, a poll as
+backstop, crash isolation with backoff, and a drain on shutdown (stop claiming, let the unit
+in hand finish within the grace period, cancel the rest, give every claim back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+from prometheus_client import Counter
+
+from bot.host.notify import Notifier
+from storage import claims
+from storage.db import Database
+from storage.models import OutboxMessage, Timer
+from storage.repos import leases
+
+log = logging.getLogger(__name__)
+
+WORKER_ERRORS = Counter("maka_worker_errors_total", "Unhandled errors in worker steps", ["worker"])
+# Every table whose rows are claimed with leases; the Host hands them back on shutdown.
+CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (Timer, OutboxMessage)
+
+
+def new_instance_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+class Worker(ABC):
+    name: str = "worker"
+    topics: tuple[str, ...] = ()
+    concurrency: int = 1
+
+    @abstractmethod
+    async def run_once(self) -> bool:
+        """Do one unit of work; False when there was nothing to do."""
+
+    async def idle_timeout(self, poll_interval: float) -> float:
+        """How long to sleep when idle if no notification arrives."""
+        return poll_interval
+
+
+@dataclass
+class WorkerState:
+    worker: Worker
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    last_error: str | None = None
+    errors: int = 0
+
+    @property
+    def alive(self) -> bool:
+        return bool(self.tasks) and not any(t.done() for t in self.tasks)
+
+
+class Host:
+    def __init__(
+        self,
+        db: Database,
+        notifier: Notifier,
+        *,
+        instance_id: str | None = None,
+        poll_interval: float = 1.0,
+    ) -> None:
+        self.db = db
+        self.notifier = notifier
+        self.instance_id = instance_id or new_instance_id()
+        self.poll_interval = poll_interval
+        self._workers: dict[str, WorkerState] = {}
+        self._stopping = asyncio.Event()
+        self._started = False
+
+    def add(self, worker: Worker) -> None:
+        if worker.name in self._workers:
+            raise ValueError(f"worker {worker.name!r} already added")
+        self._workers[worker.name] = WorkerState(worker)
+        if self._started:
+            self._spawn(self._workers[worker.name])
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def status(self) -> dict[str, WorkerState]:
+        return dict(self._workers)
+
+    @property
+    def healthy(self) -> bool:
+        return self._started and not self.stopping and all(s.alive for s in self._workers.values())
+
+    async def start(self) -> None:
+        self._started = True
+        for state in self._workers.values():
+            self._spawn(state)
+
+    def _spawn(self, state: WorkerState) -> None:
+        for n in range(state.worker.concurrency):
+            task = asyncio.create_task(self._loop(state), name=f"{state.worker.name}#{n}")
+            state.tasks.append(task)
+
+    async def _loop(self, state: WorkerState) -> None:
+        worker = state.worker
+        failures = 0
+        while not self.stopping:
+            with self.notifier.subscribe(worker.topics) as sub:
+                try:
+                    did_work = await worker.run_once()
+                    failures = 0
+                except Exception as exc:
+                    failures += 1
+                    state.errors += 1
+                    state.last_error = f"{type(exc).__name__}: {exc}"
+                    WORKER_ERRORS.labels(worker.name).inc()
+                    log.exception("worker %s failed", worker.name)
+                    await self._sleep(min(30.0, 0.2 * 2**failures))
+                    continue
+                if did_work or self.stopping:
+                    continue
+                await sub.wait(await worker.idle_timeout(self.poll_interval))
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            async with asyncio.timeout(seconds):
+                await self._stopping.wait()
+        except TimeoutError:
+            pass
+
+    async def stop(self, grace: float = 20.0) -> None:
+        """Stop claiming; let work in hand finish within `grace` seconds; release the rest."""
+        self._stopping.set()
+        self.notifier.wake_all()
+        tasks = [t for s in self._workers.values() for t in s.tasks]
+        deadline = time.monotonic() + grace
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace)
+            for task in pending:
+                log.warning("cancelling %s after the %.0fs grace period", task.get_name(), grace)
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=max(1.0, deadline - time.monotonic()))
+        await self.release_claims()
+
+    async def release_claims(self) -> None:
+        async with self.db.write() as session:
+            released = await leases.release_all(session, self.instance_id)
+            for table in CLAIMABLE_TABLES:
+                released += await claims.release_rows(session, table, self.instance_id)
+        if released:
+            log.info("released %d claims held by %s", released, self.instance_id)

@@ -1,0 +1,50 @@
+"""The one retry policy: every outbound call that may be retried goes through `retrying`.
+
+Callers decide *what* is retryable; this module decides *how* to wait. An exception may carry
+a server-given delay (`retry_after`, in seconds), which wins over the backoff, because the
+server knows when its window reopens (Feishu's `x-ogw-ratelimit-reset`, HTTP `Retry-After`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+
+def server_hinted_wait(
+    initial: float = 0.5, maximum: float = 30.0
+) -> Callable[[RetryCallState], float]:
+    backoff = wait_exponential_jitter(initial=initial, max=maximum)
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        hint = getattr(exc, "retry_after", None)
+        if isinstance(hint, int | float) and hint >= 0:
+            return min(float(hint), maximum)
+        return backoff(state)
+
+    return wait
+
+
+def retrying(
+    is_retryable: Callable[[BaseException], bool],
+    *,
+    attempts: int = 5,
+    initial_wait: float = 0.5,
+    max_wait: float = 30.0,
+) -> AsyncRetrying:
+    """`async for attempt in retrying(...): with attempt: ...`; retries only what the caller
+    names as retryable."""
+    return AsyncRetrying(
+        retry=retry_if_exception(is_retryable),
+        stop=stop_after_attempt(attempts),
+        wait=server_hinted_wait(initial_wait, max_wait),
+        reraise=True,
+    )

@@ -1,0 +1,1 @@
+"""HTTP surface: health, readiness, metrics, and the routes channels add."""

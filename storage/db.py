@@ -1,0 +1,120 @@
+"""The async engine and the two kinds of unit of work: `read()` and `write()`.
+
+PostgreSQL runs many writers; uniqueness constraints and row locks keep them honest. SQLite
+allows one writer at a time, so `write()` serializes writers inside the process with a lock
+and opens them with BEGIN IMMEDIATE: a deferred transaction that reads first and writes later
+could otherwise fail with SQLITE_BUSY_SNAPSHOT, which no busy timeout fixes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.pool import NullPool
+
+from storage.urls import is_sqlite
+
+SQLITE_BUSY_TIMEOUT_MS = 15_000
+_WRITE_OPTION = "maka_write"
+
+
+@dataclass
+class Database:
+    url: str
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    is_sqlite: bool
+    _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        async with self.sessions() as session:
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        """A transaction that commits on success and rolls back on error."""
+        if self.is_sqlite:
+            async with self._write_lock, self.sessions() as session:
+                await session.connection(execution_options={_WRITE_OPTION: True})
+                async with _commit_or_rollback(session):
+                    yield session
+        else:
+            async with self.sessions() as session, _commit_or_rollback(session):
+                yield session
+
+    async def ping(self) -> None:
+        async with self.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+@asynccontextmanager
+async def _commit_or_rollback(session: AsyncSession) -> AsyncIterator[None]:
+    try:
+        yield
+    except BaseException:
+        await session.rollback()
+        raise
+    await session.commit()
+
+
+def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> Database:
+    sqlite = is_sqlite(url)
+    if sqlite:
+        engine = _sqlite_engine(url, **engine_kwargs)
+    else:
+        engine = create_async_engine(
+            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, **engine_kwargs
+        )
+    sessions = async_sessionmaker(engine, expire_on_commit=False)
+    return Database(url=url, engine=engine, sessions=sessions, is_sqlite=sqlite)
+
+
+def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
+    path = make_url(url).database
+    if path and path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_async_engine(
+        url,
+        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        poolclass=NullPool if path == ":memory:" else None,
+        **engine_kwargs,
+    )
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Take transaction control from pysqlite so BEGIN is ours (see module docstring).
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        immediate = conn.get_execution_options().get(_WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine

@@ -1,0 +1,188 @@
+"""Tables. Each is owned by one module's service; other modules call that service.
+
+Claimable work rows carry `lease_owner` / `lease_expires_at`: a row is free when its lease is
+empty or expired, so a crashed worker's claim lapses by itself (see storage/claims.py).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from storage.types import JSONType, UTCDateTime, utcnow
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only autoincrements INTEGER PRIMARY KEY; PostgreSQL gets BIGINT identities.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    __table_args__ = (UniqueConstraint("platform", "chat_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    chat_id: Mapped[str] = mapped_column(String(128))
+    chat_type: Mapped[str] = mapped_column(String(16))  # p2p | group
+    name: Mapped[str | None] = mapped_column(String(256))
+    listen_all: Mapped[bool] = mapped_column(Boolean, default=False)
+    coordination_session_id: Mapped[int | None] = mapped_column(BigId)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class InboundEvent(Base):
+    __tablename__ = "inbound_events"
+    __table_args__ = (UniqueConstraint("platform", "message_id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    message_id: Mapped[str] = mapped_column(String(128))
+    event_type: Mapped[str] = mapped_column(String(64))
+    chat_id: Mapped[str | None] = mapped_column(String(128))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(16))  # accepted | stale | history
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class InboxItem(Base):
+    __tablename__ = "inbox_items"
+    __table_args__ = (
+        Index("ix_inbox_items_conversation_pending", "conversation_id", "delivered_at"),
+        Index("ix_inbox_items_session_pending", "session_id", "delivered_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    kind: Mapped[str] = mapped_column(String(32))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    # Makes appends idempotent (e.g. one inbox item per inbound message).
+    dedupe_key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    batch_id: Mapped[str | None] = mapped_column(String(64))
+
+
+class OutboxMessage(Base):
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_state_due", "state", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    platform: Mapped[str] = mapped_column(String(16))
+    chat_id: Mapped[str] = mapped_column(String(128))
+    reply_to: Mapped[str | None] = mapped_column(String(128))
+    in_thread: Mapped[bool] = mapped_column(Boolean, default=False)
+    content_type: Mapped[str] = mapped_column(String(16))  # text | post | interactive
+    content: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    state: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    platform_message_ids: Mapped[list[str] | None] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Session(Base):
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(256))
+    workspace: Mapped[str | None] = mapped_column(String(256))
+    role: Mapped[str | None] = mapped_column(String(32))
+    state: Mapped[str] = mapped_column(String(32), default="active")
+    is_archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    subagent_parent: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    labels: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    created_by: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    status_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_message_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SessionEvent(Base):
+    __tablename__ = "session_events"
+    __table_args__ = (UniqueConstraint("session_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(
+        String(16)
+    )  # user | assistant | tool_call | tool_result | status
+    text: Mapped[str] = mapped_column(Text)
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ModelCall(Base):
+    __tablename__ = "model_calls"
+    __table_args__ = (Index("ix_model_calls_created_at", "created_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    purpose: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(128))
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Timer(Base):
+    __tablename__ = "timers"
+    __table_args__ = (Index("ix_timers_state_due", "state", "due_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    # One pending wake per key: rescheduling the same key moves it instead of adding another.
+    key: Mapped[str] = mapped_column(String(200), unique=True)
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    state: Mapped[str] = mapped_column(String(16), default="pending")  # pending | fired | failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    fired_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Lease(Base):
+    """A named exclusive lease, e.g. one Bot worker per conversation across replicas."""
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(128))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    acquired_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,43 @@
+"""Named exclusive leases (e.g. the one Bot worker of a conversation, across replicas)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.models import Lease
+
+
+async def acquire(
+    session: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime
+) -> bool:
+    """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    stmt = (
+        insert(Lease)
+        .values(name=name, owner=owner, expires_at=now + ttl, acquired_at=now)
+        .on_conflict_do_update(
+            index_elements=[Lease.name],
+            set_={"owner": owner, "expires_at": now + ttl},
+            where=or_(Lease.expires_at < now, Lease.owner == owner),
+        )
+        .returning(Lease.owner)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none() == owner
+
+
+async def release(session: AsyncSession, name: str, owner: str) -> None:
+    await session.execute(delete(Lease).where(Lease.name == name, Lease.owner == owner))
+
+
+async def release_all(session: AsyncSession, owner: str) -> int:
+    result = await session.execute(delete(Lease).where(Lease.owner == owner))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def holder(session: AsyncSession, name: str, now: datetime) -> str | None:
+    row = await session.scalar(select(Lease).where(Lease.name == name))
+    return row.owner if row is not None and row.expires_at >= now else None

@@ -1,0 +1,38 @@
+"""The record of every model call: purpose, tokens, latency, error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.models import ModelCall
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    errors: int
+
+
+async def insert(session: AsyncSession, call: ModelCall) -> None:
+    session.add(call)
+    await session.flush()
+
+
+async def usage_since(session: AsyncSession, since: datetime) -> ModelUsage:
+    row = (
+        await session.execute(
+            select(
+                func.count(ModelCall.id),
+                func.coalesce(func.sum(ModelCall.input_tokens), 0),
+                func.coalesce(func.sum(ModelCall.output_tokens), 0),
+                func.count(ModelCall.error),
+            ).where(ModelCall.created_at >= since)
+        )
+    ).one()
+    return ModelUsage(int(row[0]), int(row[1]), int(row[2]), int(row[3]))

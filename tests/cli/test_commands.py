@@ -1,0 +1,103 @@
+"""The `maka` command as operators run it: real subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import aiohttp
+
+MAKA = [sys.executable, "-m", "bot.cli.main"]
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKA_")}
+    env["MAKA_DATA_DIR"] = str(tmp_path / "data")
+    env.update(extra)
+    return env
+
+
+async def _run(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *MAKA, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_doctor_names_a_nonsense_database_url_in_one_line(tmp_path: Path) -> None:
+    code, out, err = await _run(["doctor"], _env(tmp_path, MAKA_DATABASE_URL="nonsense"))
+    assert code != 0
+    lines = [line for line in (out + err).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert "MAKA_DATABASE_URL" in lines[0] and "nonsense" in lines[0]
+
+
+async def test_doctor_fails_on_an_unreachable_database(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    url = f"postgresql://postgres@127.0.0.1:{port}/test"
+    code, out, _ = await _run(["doctor"], _env(tmp_path, MAKA_DATABASE_URL=url))
+    assert code == 1
+    database_line = next(line for line in out.splitlines() if "database:" in line)
+    assert database_line.startswith("FAIL") and str(port) in database_line
+
+
+async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
+    code, out, _ = await _run(["doctor"], _env(tmp_path))
+    assert code == 0, out
+    assert {line.split()[1] for line in out.splitlines()} == {
+        "database:",
+        "search:",
+        "feishu:",
+        "model:",
+    }
+
+
+async def test_a_wrong_setting_stops_start_up_with_one_line(tmp_path: Path) -> None:
+    code, _, err = await _run(["serve"], _env(tmp_path, MAKA_HTTP_PORT="eighty"))
+    assert code != 0
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("MAKA_HTTP_PORT:"), lines
+
+
+async def test_serve_answers_healthz_and_drains_on_sigterm(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(
+        *MAKA,
+        "serve",
+        env=_env(tmp_path, MAKA_HTTP_PORT=str(port)),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            status = await _poll_healthz(http, f"http://127.0.0.1:{port}/healthz")
+        assert status == 200
+        assert (tmp_path / "data" / "maka.db").exists()  # SQLite, migrated on start
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 0, err.decode()
+        assert "draining" in err.decode()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def _poll_healthz(http: aiohttp.ClientSession, url: str) -> int:
+    async with asyncio.timeout(60):
+        while True:
+            try:
+                async with http.get(url) as resp:
+                    return resp.status
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.1)
