@@ -14,21 +14,23 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
 
 
 def server_hinted_wait(
     initial: float = 0.5, maximum: float = 30.0
 ) -> Callable[[RetryCallState], float]:
-    backoff = wait_exponential_jitter(initial=initial, max=maximum)
+    # Jitter scaled to the first wait, so replicas that failed together do not retry together.
+    backoff = wait_exponential(multiplier=initial, max=maximum) + wait_random(0, initial)
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         hint = getattr(exc, "retry_after", None)
         if isinstance(hint, int | float) and hint >= 0:
             return min(float(hint), maximum)
-        return backoff(state)
+        return min(backoff(state), maximum)
 
     return wait
 

@@ -17,6 +17,9 @@ from bot.config import Role, Settings
 from bot.host.notify import Notifier, create_notifier
 from bot.host.timers import Timers, TimerWorker
 from bot.host.workers import Host
+from bot.llm.client import ModelClient
+from bot.llm.factory import build_model_client
+from bot.llm.recording import DatabaseRecorder
 from bot.web.health import ReadinessCheck, add_health_routes
 from storage.db import Database, create_database
 from storage.migrate import current_revision, head_revision, migrate
@@ -36,6 +39,7 @@ class Services:
     notifier: Notifier
     host: Host
     timers: Timers
+    model: ModelClient | None
 
     @property
     def runs_workers(self) -> bool:
@@ -72,7 +76,14 @@ def create_app(settings: Settings, role: Role = Role.ALL) -> web.Application:
             await notifier.start()
             host = Host(db, notifier, poll_interval=settings.poll_interval)
             timers = Timers(db, notifier)
-            services = Services(settings, role, db, notifier, host, timers)
+            model = build_model_client(
+                settings.model_base_url,
+                settings.model_api_key,
+                settings.model_name,
+                DatabaseRecorder(db),
+                timeout=settings.model_timeout,
+            )
+            services = Services(settings, role, db, notifier, host, timers, model)
             if services.runs_workers:
                 host.add(TimerWorker(timers, host.instance_id))
             app[SERVICES] = services
@@ -94,6 +105,8 @@ def create_app(settings: Settings, role: Role = Role.ALL) -> web.Application:
             yield
             await host.stop(settings.shutdown_grace)
             await notifier.close()
+            if model is not None:
+                await model.aclose()
         finally:
             await db.dispose()
 

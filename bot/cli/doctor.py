@@ -10,6 +10,8 @@ import aiohttp
 from sqlalchemy.engine import make_url
 
 from bot.config import SearchBackend, Settings
+from bot.llm.factory import NO_API_KEY
+from bot.llm.openai_compat import OpenAICompatibleProvider
 from storage.db import create_database
 from storage.migrate import current_revision, head_revision
 
@@ -97,24 +99,19 @@ async def check_feishu(settings: Settings) -> Check:
 
 async def check_model(settings: Settings) -> Check:
     if not settings.model_configured:
-        return Check(
-            "model",
-            True,
-            "not configured; slash commands work, chat replies "
-            "explain how to set MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME",
-        )
-    headers = {"Authorization": f"Bearer {settings.model_api_key or ''}"}
+        return Check("model", True, "not configured; slash commands work, chat replies "
+                     "explain how to set MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME")
+    assert settings.model_base_url and settings.model_name
+    provider = OpenAICompatibleProvider(
+        settings.model_base_url, settings.model_api_key or NO_API_KEY, settings.model_name,
+        timeout=CHECK_TIMEOUT, attempts=1,
+    )
     try:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.get(f"{settings.model_base_url}/models", headers=headers) as resp,
-        ):
-            status = resp.status
+        return Check("model", True, await provider.check())
     except Exception as exc:
         return Check("model", False, f"{settings.model_base_url}: {_brief(exc)}")
-    if status == 200:
-        return Check("model", True, f"{settings.model_name} at {settings.model_base_url}")
-    return Check("model", False, f"{settings.model_base_url}/models answered HTTP {status}")
+    finally:
+        await provider.aclose()
 
 
 CHECKS: tuple[Callable[[Settings], Awaitable[Check]], ...] = (

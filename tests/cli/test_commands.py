@@ -101,3 +101,21 @@ async def _poll_healthz(http: aiohttp.ClientSession, url: str) -> int:
                     return resp.status
             except aiohttp.ClientConnectionError:
                 await asyncio.sleep(0.1)
+
+
+async def test_doctor_checks_the_model_endpoint(tmp_path: Path) -> None:
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    async with FakeOpenAIServer() as server:
+        env = _env(
+            tmp_path,
+            MAKA_MODEL_BASE_URL=server.base_url,
+            MAKA_MODEL_API_KEY=server.api_key,
+            MAKA_MODEL_NAME="fake-model",
+        )
+        code, out, _ = await _run(["doctor"], env)
+        assert code == 0, out
+        bad_key = {**env, "MAKA_MODEL_API_KEY": "wrong"}
+        code, out, _ = await _run(["doctor"], bad_key)
+    assert code == 1
+    assert next(line for line in out.splitlines() if "model:" in line).startswith("FAIL")

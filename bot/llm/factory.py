@@ -1,0 +1,30 @@
+"""Build the project's `ModelClient` from settings, or None when no model is configured."""
+
+from __future__ import annotations
+
+from bot.llm.client import CallRecorder, ModelClient
+from bot.llm.openai_compat import OpenAICompatibleProvider
+
+# Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp) need no key, but the SDK refuses to
+# start without one.
+NO_API_KEY = "not-needed"
+
+
+def build_model_client(
+    base_url: str | None,
+    api_key: str | None,
+    model: str | None,
+    recorder: CallRecorder,
+    *,
+    timeout: float = 60.0,
+) -> ModelClient | None:
+    """None unless both `base_url` and `model` are set (the app then answers "no model
+    configured"). A missing `api_key` is allowed for local servers."""
+    base_url = (base_url or "").strip()
+    model = (model or "").strip()
+    if not base_url or not model:
+        return None
+    provider = OpenAICompatibleProvider(
+        base_url, (api_key or "").strip() or NO_API_KEY, model, timeout=timeout
+    )
+    return ModelClient(provider, recorder)
