@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(BIN)/maka serve
 
 lint: $(STAMP)
-	$(BIN)/ruff check bot sources storage tests benchmarks
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 test: $(STAMP)
