@@ -71,6 +71,10 @@ class Settings(BaseSettings):
     feishu_domain: str = "https://open.feishu.cn"
     feishu_max_event_age: int = Field(default=1800, gt=0, description="seconds")
 
+    # The console page at /console speaks as the owner: on by default only when no Feishu app
+    # is configured (development); set MAKA_CONSOLE=true to force it on.
+    console: bool | None = None
+
     owner: str | None = None
     admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     timezone: str = "UTC"
@@ -125,6 +129,10 @@ class Settings(BaseSettings):
     @property
     def feishu_configured(self) -> bool:
         return bool(self.feishu_app_id and self.feishu_app_secret)
+
+    @property
+    def console_enabled(self) -> bool:
+        return self.console if self.console is not None else not self.feishu_configured
 
     @property
     def max_event_age(self) -> timedelta:

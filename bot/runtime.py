@@ -1,52 +1,47 @@
 """The application factory: one aiohttp app whose cleanup context starts and stops every
-service in order (database, schema, notifier, Host), for any role.
+service in order (database, schema, notifier, channels, Host), for any role.
 
-Roles: `web` serves webhooks and health and runs no workers; `worker` runs the workers and
-serves health only; `all` does both (the embedded default and a single replica).
+Roles: `web` receives (webhook, long connection) and serves health, running no workers;
+`worker` runs the workers and serves health only; `all` does both (the embedded default and
+a single replica).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from typing import Protocol
 
 from aiohttp import web
 
+from bot.channels.ingest import Ingest
 from bot.config import Role, Settings
-from bot.host.notify import Notifier, create_notifier
+from bot.host.notify import create_notifier
 from bot.host.timers import Timers, TimerWorker
 from bot.host.workers import Host
-from bot.llm.client import ModelClient
 from bot.llm.factory import build_model_client
 from bot.llm.recording import DatabaseRecorder
+from bot.services import Services
 from bot.web.health import ReadinessCheck, add_health_routes
 from storage.db import Database, create_database
 from storage.migrate import current_revision, head_revision, migrate
 
 log = logging.getLogger(__name__)
 
+SERVICES = web.AppKey("services", Services)
+COMPONENTS = web.AppKey("components", list["Component"])
+
 
 class SchemaOutOfDate(RuntimeError):
     pass
 
 
-@dataclass
-class Services:
-    settings: Settings
-    role: Role
-    db: Database
-    notifier: Notifier
-    host: Host
-    timers: Timers
-    model: ModelClient | None
+class Component(Protocol):
+    """A part of the process with HTTP routes (fixed before start) and a lifecycle."""
 
-    @property
-    def runs_workers(self) -> bool:
-        return self.role in (Role.WORKER, Role.ALL)
-
-
-SERVICES = web.AppKey("services", Services)
+    def add_routes(self, app: web.Application) -> None: ...
+    async def start(self, services: Services) -> None: ...
+    async def stop(self) -> None: ...
 
 
 async def prepare_schema(db: Database) -> None:
@@ -63,10 +58,29 @@ async def prepare_schema(db: Database) -> None:
         )
 
 
-def create_app(settings: Settings, role: Role = Role.ALL) -> web.Application:
+def components_for(settings: Settings, role: Role) -> list[Component]:
+    components: list[Component] = []
+    if settings.feishu_configured:
+        from bot.channels.feishu.channel import FeishuChannel
+
+        components.append(FeishuChannel(settings, role))
+    if settings.console_enabled and role is not Role.WORKER:
+        from bot.channels.console.channel import ConsoleChannel
+
+        components.append(ConsoleChannel(settings))
+    return components
+
+
+def create_app(
+    settings: Settings, role: Role = Role.ALL, extra: list[Component] | None = None
+) -> web.Application:
     app = web.Application()
     checks: dict[str, ReadinessCheck] = {}
     add_health_routes(app, checks)
+    components = components_for(settings, role) + list(extra or [])
+    for component in components:
+        component.add_routes(app)
+    app[COMPONENTS] = components
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:
         db = create_database(settings.resolved_database_url)
@@ -75,7 +89,6 @@ def create_app(settings: Settings, role: Role = Role.ALL) -> web.Application:
             notifier = create_notifier(db)
             await notifier.start()
             host = Host(db, notifier, poll_interval=settings.poll_interval)
-            timers = Timers(db, notifier)
             model = build_model_client(
                 settings.model_base_url,
                 settings.model_api_key,
@@ -83,27 +96,29 @@ def create_app(settings: Settings, role: Role = Role.ALL) -> web.Application:
                 DatabaseRecorder(db),
                 timeout=settings.model_timeout,
             )
-            services = Services(settings, role, db, notifier, host, timers, model)
+            services = Services(
+                settings=settings,
+                role=role,
+                db=db,
+                notifier=notifier,
+                host=host,
+                timers=Timers(db, notifier),
+                ingest=Ingest(db, notifier, max_event_age=settings.max_event_age),
+                model=model,
+                readiness=checks,
+            )
             if services.runs_workers:
-                host.add(TimerWorker(timers, host.instance_id))
+                host.add(TimerWorker(services.timers, host.instance_id))
+            _add_core_checks(services)
+            for component in components:
+                await component.start(services)
             app[SERVICES] = services
-
-            async def database_ready() -> str | None:
-                await db.ping()
-                return None
-
-            async def workers_ready() -> str | None:
-                if host.healthy:
-                    return None
-                down = [n for n, s in host.status().items() if not s.alive]
-                return "stopping" if host.stopping else f"workers not running: {down}"
-
-            checks["database"] = database_ready
-            checks["workers"] = workers_ready
             await host.start()
             log.info("maka started: role=%s instance=%s db=%s", role, host.instance_id, db.dialect)
             yield
             await host.stop(settings.shutdown_grace)
+            for component in reversed(components):
+                await component.stop()
             await notifier.close()
             if model is not None:
                 await model.aclose()
@@ -112,3 +127,19 @@ def create_app(settings: Settings, role: Role = Role.ALL) -> web.Application:
 
     app.cleanup_ctx.append(services_ctx)
     return app
+
+
+def _add_core_checks(services: Services) -> None:
+    async def database_ready() -> str | None:
+        await services.db.ping()
+        return None
+
+    async def workers_ready() -> str | None:
+        host = services.host
+        if host.healthy:
+            return None
+        down = [name for name, state in host.status().items() if not state.alive]
+        return "stopping" if host.stopping else f"workers not running: {down}"
+
+    services.readiness["database"] = database_ready
+    services.readiness["workers"] = workers_ready

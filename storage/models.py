@@ -6,12 +6,13 @@ empty or expired, so a crashed worker's claim lapses by itself (see storage/clai
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Date,
     ForeignKey,
     Index,
     Integer,
@@ -50,6 +51,8 @@ class Conversation(Base):
     chat_type: Mapped[str] = mapped_column(String(16))  # p2p | group
     name: Mapped[str | None] = mapped_column(String(256))
     listen_all: Mapped[bool] = mapped_column(Boolean, default=False)
+    # In a p2p chat, the person on the other side (how the owner's DM is found).
+    peer_open_id: Mapped[str | None] = mapped_column(String(128), index=True)
     coordination_session_id: Mapped[int | None] = mapped_column(BigId)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -186,3 +189,14 @@ class Lease(Base):
     owner: Mapped[str] = mapped_column(String(128))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     acquired_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ApiUsage(Base):
+    """Calls to a platform API per day (free Feishu tenants have a monthly quota)."""
+
+    __tablename__ = "api_usage"
+
+    platform: Mapped[str] = mapped_column(String(16), primary_key=True)
+    api: Mapped[str] = mapped_column(String(64), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    calls: Mapped[int] = mapped_column(Integer, default=0)

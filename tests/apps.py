@@ -12,7 +12,8 @@ import aiohttp
 from aiohttp import web
 
 from bot.config import Role, Settings, load_settings
-from bot.runtime import SERVICES, Services, create_app
+from bot.runtime import SERVICES, Component, create_app
+from bot.services import Services
 
 
 def make_settings(tmp_path: Path, database_url: str, **overrides: Any) -> Settings:
@@ -39,8 +40,10 @@ class RunningApp:
 
 
 @asynccontextmanager
-async def running_app(settings: Settings, role: Role = Role.ALL) -> AsyncIterator[RunningApp]:
-    app = create_app(settings, role)
+async def running_app(
+    settings: Settings, role: Role = Role.ALL, extra: list[Component] | None = None
+) -> AsyncIterator[RunningApp]:
+    app = create_app(settings, role, extra)
     runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

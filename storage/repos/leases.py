@@ -5,19 +5,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Lease
+from storage.repos._upsert import insert_for
 
 
 async def acquire(
     session: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime
 ) -> bool:
     """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     stmt = (
-        insert(Lease)
+        insert_for(session, Lease)
         .values(name=name, owner=owner, expires_at=now + ttl, acquired_at=now)
         .on_conflict_do_update(
             index_elements=[Lease.name],

@@ -1,0 +1,1 @@
+"""The console channel: a small web page to chat with the bot without Feishu."""

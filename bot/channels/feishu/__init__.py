@@ -1,0 +1,1 @@
+"""The Feishu (Lark) channel: webhook and long connection in, outbox sender out."""

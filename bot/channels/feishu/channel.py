@@ -1,0 +1,122 @@
+"""The Feishu channel assembled: webhook or long connection in, sender out, API usage counted."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from aiohttp import web
+
+from bot.channels.api_usage import ApiUsageCounter
+from bot.channels.feishu.api import FeishuApi
+from bot.channels.feishu.envelope import EnvelopeOpener
+from bot.channels.feishu.sender import FeishuSender
+from bot.channels.feishu.webhook import FeishuWebhook
+from bot.channels.feishu.ws import FeishuLongConnection
+from bot.config import FeishuMode, Role, Settings
+from bot.services import Services
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "feishu"
+BOT_INFO_TIMEOUT = 5.0
+BOT_INFO_RETRY = 10.0
+
+
+class FeishuChannel:
+    def __init__(self, settings: Settings, role: Role) -> None:
+        assert settings.feishu_app_id and settings.feishu_app_secret
+        self.settings = settings
+        self.role = role
+        self.api: FeishuApi | None = None
+        self.usage: ApiUsageCounter | None = None
+        self.webhook: FeishuWebhook | None = None
+        self.long_connection: FeishuLongConnection | None = None
+        self._bot_open_id: str | None = None
+        self._bot_info_lock = asyncio.Lock()
+        self._bot_info_task: asyncio.Task[None] | None = None
+
+    @property
+    def receives(self) -> bool:
+        return self.role in (Role.WEB, Role.ALL)
+
+    def add_routes(self, app: web.Application) -> None:
+        if self.receives and self.settings.feishu_mode is FeishuMode.WEBHOOK:
+            app.router.add_post("/feishu/events", self._handle_webhook)
+
+    async def _handle_webhook(self, request: web.Request) -> web.Response:
+        if self.webhook is None:
+            return web.json_response({"msg": "starting"}, status=503)
+        return await self.webhook.handle(request)
+
+    async def start(self, services: Services) -> None:
+        s = self.settings
+        assert s.feishu_app_id and s.feishu_app_secret
+        self.usage = ApiUsageCounter(services.db, PLATFORM, s.tz)
+        self.api = FeishuApi(
+            app_id=s.feishu_app_id,
+            app_secret=s.feishu_app_secret,
+            domain=s.feishu_domain,
+            usage=self.usage,
+        )
+        self._bot_info_task = asyncio.create_task(self._learn_bot_open_id(), name="feishu-bot")
+        if self.receives:
+            self.webhook = FeishuWebhook(
+                EnvelopeOpener(s.feishu_encrypt_key, s.feishu_verification_token),
+                services.ingest,
+                self.bot_open_id,
+            )
+            if s.feishu_mode is FeishuMode.WS:
+                self.long_connection = FeishuLongConnection(
+                    app_id=s.feishu_app_id,
+                    app_secret=s.feishu_app_secret,
+                    domain=s.feishu_domain,
+                    ingest=services.ingest,
+                    bot_open_id=lambda: self._bot_open_id,
+                )
+                self.long_connection.start()
+        if services.runs_workers:
+            services.host.add(
+                FeishuSender(
+                    services.db,
+                    services.notifier,
+                    self.api,
+                    instance_id=services.host.instance_id,
+                    owner_open_id=s.owner,
+                )
+            )
+        services.readiness["feishu"] = self.readiness
+
+    async def bot_open_id(self) -> str | None:
+        """The bot's own open_id (how @mentions of it are recognised), fetched once."""
+        if self._bot_open_id is not None or self.api is None:
+            return self._bot_open_id
+        async with self._bot_info_lock:
+            if self._bot_open_id is None:
+                try:
+                    async with asyncio.timeout(BOT_INFO_TIMEOUT):
+                        self._bot_open_id = (await self.api.bot_info()).open_id
+                    log.info("Feishu bot open_id is %s", self._bot_open_id)
+                except Exception as exc:
+                    log.warning("cannot get the bot's open_id yet: %s", exc)
+        return self._bot_open_id
+
+    async def _learn_bot_open_id(self) -> None:
+        while await self.bot_open_id() is None:
+            await asyncio.sleep(BOT_INFO_RETRY)
+
+    async def readiness(self) -> str | None:
+        if self._bot_open_id is None:
+            return "bot open_id not known yet (GET /open-apis/bot/v3/info failing)"
+        if self.long_connection is not None and not self.long_connection.connected:
+            return "long connection down (reconnecting)"
+        return None
+
+    async def stop(self) -> None:
+        if self._bot_info_task is not None:
+            self._bot_info_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._bot_info_task
+        if self.long_connection is not None:
+            await self.long_connection.stop()

@@ -1,0 +1,152 @@
+"""Feishu `im.message.receive_v1` → InboundMessage.
+
+Text and post (rich text) are read; other content becomes a short placeholder such as
+"[image]" so the conversation stays whole. Mentions appear in the raw text as keys
+("@_user_1"); they are resolved to names, and the bot's own mention is recognised by its
+open_id, never by its display name (names are not unique).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
+from lark_oapi.core.json import JSON
+
+from bot.channels.messages import InboundMessage, Mention
+
+PLATFORM = "feishu"
+PLACEHOLDERS = {
+    "image": "[image]",
+    "file": "[file]",
+    "audio": "[audio]",
+    "media": "[video]",
+    "sticker": "[sticker]",
+    "interactive": "[card]",
+    "share_chat": "[shared chat]",
+    "share_user": "[shared contact]",
+    "merge_forward": "[merged forward]",
+    "location": "[location]",
+    "todo": "[todo]",
+    "hongbao": "[red packet]",
+    "share_calendar_event": "[calendar event]",
+    "calendar": "[calendar event]",
+    "video_chat": "[video call]",
+    "system": "[system message]",
+    "folder": "[folder]",
+}
+
+
+class NotAMessage(ValueError):
+    """The event lacks what every message has (id, chat, sender)."""
+
+
+def parse_receive_event(body: dict[str, Any]) -> P2ImMessageReceiveV1:
+    return JSON.unmarshal(json.dumps(body), P2ImMessageReceiveV1)
+
+
+def normalize(event: P2ImMessageReceiveV1, *, bot_open_id: str | None) -> InboundMessage:
+    ev = event.event
+    msg = ev.message if ev else None
+    sender = ev.sender if ev else None
+    sender_id = sender.sender_id.open_id if sender and sender.sender_id else None
+    if msg is None or not msg.message_id or not msg.chat_id or not sender_id:
+        raise NotAMessage("im.message.receive_v1 without message_id, chat_id or sender open_id")
+
+    mentions = tuple(
+        Mention(
+            key=m.key or "",
+            name=m.name or "",
+            open_id=m.id.open_id if m.id else None,
+        )
+        for m in (msg.mentions or [])
+    )
+    mentioned_bot = bool(bot_open_id) and any(m.open_id == bot_open_id for m in mentions)
+    message_type = msg.message_type or "unknown"
+    raw_text = content_text(message_type, msg.content)
+    return InboundMessage(
+        platform=PLATFORM,
+        message_id=msg.message_id,
+        chat_id=msg.chat_id,
+        chat_type="p2p" if msg.chat_type == "p2p" else "group",
+        sender_id=sender_id,
+        sender_type=(sender.sender_type if sender else None) or "user",
+        text=resolve_mentions(raw_text, mentions, drop_open_id=None),
+        addressed_text=resolve_mentions(raw_text, mentions, drop_open_id=bot_open_id),
+        message_type=message_type,
+        created_at=_ms_to_datetime(msg.create_time),
+        mentioned_bot=mentioned_bot,
+        mentions=mentions,
+        parent_id=msg.parent_id or None,
+        root_id=msg.root_id or None,
+        thread_id=msg.thread_id or None,
+        raw=json.loads(JSON.marshal(event)),
+    )
+
+
+def content_text(message_type: str, content: str | None) -> str:
+    try:
+        data = json.loads(content) if content else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if message_type == "text":
+        return str(data.get("text", ""))
+    if message_type == "post":
+        return post_text(data)
+    if message_type == "file" and data.get("file_name"):
+        return f"[file: {data['file_name']}]"
+    return PLACEHOLDERS.get(message_type, f"[{message_type}]")
+
+
+def post_text(data: dict[str, Any]) -> str:
+    """Rich text: the title, then each paragraph's elements in order."""
+    if "content" not in data:  # some payloads wrap the post in a locale: {"zh_cn": {...}}
+        data = next((v for v in data.values() if isinstance(v, dict) and "content" in v), {})
+    lines = [str(data["title"])] if data.get("title") else []
+    for paragraph in data.get("content") or []:
+        if isinstance(paragraph, list):
+            lines.append("".join(_post_element(el) for el in paragraph if isinstance(el, dict)))
+    return "\n".join(lines).strip()
+
+
+def _post_element(el: dict[str, Any]) -> str:
+    tag = el.get("tag")
+    if tag in ("text", "md"):
+        return str(el.get("text", ""))
+    if tag == "a":
+        return str(el.get("text") or el.get("href") or "")
+    if tag == "at":
+        # In received posts `user_id` holds the mention key ("@_user_1"), resolved later.
+        return str(el.get("user_id") or f"@{el.get('user_name', '')}")
+    if tag == "code_block":
+        return f"\n```{el.get('language', '')}\n{el.get('text', '')}\n```\n"
+    if tag == "img":
+        return "[image]"
+    if tag == "media":
+        return "[video]"
+    if tag == "emotion":
+        return f"[{el.get('emoji_type', 'emoji')}]"
+    if tag == "hr":
+        return "\n---\n"
+    return ""
+
+
+def resolve_mentions(text: str, mentions: tuple[Mention, ...], *, drop_open_id: str | None) -> str:
+    # Longest keys first, so "@_user_10" is not mistaken for "@_user_1" + "0".
+    for m in sorted(mentions, key=lambda m: len(m.key), reverse=True):
+        if not m.key:
+            continue
+        replacement = "" if drop_open_id and m.open_id == drop_open_id else f"@{m.name}"
+        text = text.replace(m.key, replacement)
+    return text.strip() if drop_open_id else text
+
+
+def _ms_to_datetime(value: Any) -> datetime:
+    try:
+        return datetime.fromtimestamp(int(value) / 1000, UTC)
+    except (TypeError, ValueError):
+        raise NotAMessage(f"bad create_time {value!r}") from None

@@ -1,0 +1,238 @@
+"""Delivering outbox rows to Feishu, each exactly once as the user sees it.
+
+Every send carries Feishu's `uuid` (the row's idempotency key): Feishu creates at most one
+message per uuid within an hour, so a resend after a crash or a lost answer is harmless. Past
+that window a resend could double, so a row whose earlier attempt may have reached Feishu is
+marked `uncertain` instead of being replayed. A row that cannot be delivered is marked `failed`
+with the error, and a notice goes to the owner's inbox: nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from lark_oapi.api.im.v1 import (
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+)
+from prometheus_client import Counter
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.channels.feishu.api import FeishuApi, FeishuApiError, FeishuUnreachable
+from bot.channels.feishu.content import render
+from bot.channels.ingest import INBOX_TOPIC
+from bot.host.notify import Notifier
+from bot.host.workers import Worker
+from storage.db import Database
+from storage.models import OutboxMessage
+from storage.repos import conversations, inbox, outbox
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+OUTBOX_TOPIC = "outbox"
+PLATFORM = "feishu"
+UUID_WINDOW = timedelta(minutes=55)  # Feishu dedupes a uuid for 1 hour; keep a margin
+# The message replied to was withdrawn or no longer exists: post in the chat instead.
+REPLY_TARGET_GONE = frozenset({230011, 231003, 99992354})
+MAX_CLAIMS = 8  # deliveries of one row before it is given up
+SENT = Counter("maka_outbox_deliveries_total", "Outbox rows settled", ["platform", "state"])
+
+
+class ChatRateLimiter:
+    """At most `per_second` sends per chat from this process (Feishu allows 5 QPS per chat)."""
+
+    def __init__(self, per_second: int = 5) -> None:
+        self.per_second = per_second
+        self._sent: dict[str, deque[float]] = defaultdict(deque)
+        self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def wait_turn(self, chat_id: str) -> None:
+        async with self._locks[chat_id]:
+            window = self._sent[chat_id]
+            while len(window) >= self.per_second:
+                wait = 1.0 - (time.monotonic() - window[0])
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                window.popleft()
+            window.append(time.monotonic())
+
+
+@dataclass(frozen=True)
+class Claimed:
+    id: int
+    key: str
+    chat_id: str
+    conversation_id: int | None
+    reply_to: str | None
+    in_thread: bool
+    content_type: str
+    content: dict[str, object]
+    created_at: datetime
+    claims: int
+
+    @classmethod
+    def of(cls, row: OutboxMessage) -> Claimed:
+        return cls(
+            row.id, row.idempotency_key, row.chat_id, row.conversation_id, row.reply_to,
+            row.in_thread, row.content_type, dict(row.content), row.created_at, row.attempts,
+        )
+
+
+class FeishuSender(Worker):
+    name = "feishu-sender"
+    topics = (OUTBOX_TOPIC,)
+    concurrency = 2
+
+    def __init__(
+        self,
+        db: Database,
+        notifier: Notifier,
+        api: FeishuApi,
+        *,
+        instance_id: str,
+        owner_open_id: str | None,
+        lease: timedelta = timedelta(minutes=3),
+        limiter: ChatRateLimiter | None = None,
+    ) -> None:
+        self.db, self.notifier, self.api = db, notifier, api
+        self.instance_id = instance_id
+        self.owner_open_id = owner_open_id
+        self.lease = lease
+        self.limiter = limiter or ChatRateLimiter()
+
+    async def run_once(self) -> bool:
+        async with self.db.write() as session:
+            rows = await outbox.claim_due(
+                session, platform=PLATFORM, owner=self.instance_id, now=utcnow(), limit=1,
+                lease=self.lease,
+            )
+            claimed = [Claimed.of(row) for row in rows]
+        for row in claimed:
+            await self.deliver(row)
+        return bool(claimed)
+
+    async def deliver(self, row: Claimed) -> None:
+        earlier_attempt = row.claims > 1
+        if earlier_attempt and utcnow() - row.created_at > UUID_WINDOW:
+            await self._settle(row, outbox.UNCERTAIN, "an earlier attempt may have been "
+                               "delivered and Feishu's uuid window has passed: not resent")
+            return
+        try:
+            parts = render(row.content_type, row.content)
+        except ValueError as exc:
+            await self._settle(row, outbox.FAILED, f"cannot render: {exc}")
+            return
+        message_ids: list[str] = []
+        try:
+            for index, (msg_type, content) in enumerate(parts):
+                uuid = row.key if index == 0 else f"{row.key}-{index}"
+                await self.limiter.wait_turn(row.chat_id)
+                message_ids.append(await self._send_one(row, msg_type, content, uuid))
+        except FeishuApiError as exc:
+            if exc.retryable and row.claims < MAX_CLAIMS:
+                await self._retry_later(row, str(exc))
+            else:
+                await self._settle(row, outbox.FAILED, str(exc))
+            return
+        except FeishuUnreachable as exc:
+            if row.claims < MAX_CLAIMS:
+                await self._retry_later(row, str(exc))
+            else:  # it may have arrived: never replay blindly
+                await self._settle(row, outbox.UNCERTAIN, str(exc))
+            return
+        await self._settle(row, outbox.SENT, None, message_ids)
+
+    async def _send_one(self, row: Claimed, msg_type: str, content: str, uuid: str) -> str:
+        if row.reply_to:
+            try:
+                return await self._reply(row.reply_to, msg_type, content, uuid, row.in_thread)
+            except FeishuApiError as exc:
+                if exc.code not in REPLY_TARGET_GONE:
+                    raise
+                log.info("reply target %s is gone; posting in the chat instead", row.reply_to)
+        return await self._create(row.chat_id, msg_type, content, uuid)
+
+    async def _create(self, chat_id: str, msg_type: str, content: str, uuid: str) -> str:
+        request = (
+            CreateMessageRequest.builder()
+            .receive_id_type("chat_id")
+            .request_body(
+                CreateMessageRequestBody.builder()
+                .receive_id(chat_id).msg_type(msg_type).content(content).uuid(uuid).build()
+            )
+            .build()
+        )
+        resp = await self.api.call(
+            "im.message.create", lambda opt: self.api.client.im.v1.message.acreate(request, opt)
+        )
+        return str(resp.data.message_id) if resp.data else ""
+
+    async def _reply(
+        self, message_id: str, msg_type: str, content: str, uuid: str, in_thread: bool
+    ) -> str:
+        request = (
+            ReplyMessageRequest.builder()
+            .message_id(message_id)
+            .request_body(
+                ReplyMessageRequestBody.builder()
+                .msg_type(msg_type).content(content).uuid(uuid).reply_in_thread(in_thread).build()
+            )
+            .build()
+        )
+        resp = await self.api.call(
+            "im.message.reply", lambda opt: self.api.client.im.v1.message.areply(request, opt)
+        )
+        return str(resp.data.message_id) if resp.data else ""
+
+    async def _retry_later(self, row: Claimed, error: str) -> None:
+        delay = min(600.0, 5.0 * 2 ** (row.claims - 1))
+        log.warning("outbox %s: will retry in %.0fs: %s", row.id, delay, error)
+        async with self.db.write() as session:
+            await outbox.retry_later(
+                session, row.id, self.instance_id, at=utcnow() + timedelta(seconds=delay),
+                error=error,
+            )
+
+    async def _settle(
+        self, row: Claimed, state: str, error: str | None, message_ids: list[str] | None = None
+    ) -> None:
+        SENT.labels(PLATFORM, state).inc()
+        notice = False
+        async with self.db.write() as session:
+            if not await outbox.finish(
+                session, row.id, self.instance_id, state=state, now=utcnow(), error=error,
+                platform_message_ids=message_ids,
+            ):
+                log.warning("outbox %s: claim lost before settling as %s", row.id, state)
+                return
+            if state != outbox.SENT:
+                log.error("outbox %s to chat %s is %s: %s", row.id, row.chat_id, state, error)
+                notice = await self._notify_owner(session, row, state, error or "")
+        if notice:
+            await self.notifier.notify(INBOX_TOPIC)
+
+    async def _notify_owner(
+        self, session: AsyncSession, row: Claimed, state: str, error: str
+    ) -> bool:
+        if not self.owner_open_id:
+            return False
+        owner_dm = await conversations.find_dm(session, PLATFORM, self.owner_open_id)
+        if owner_dm is None or owner_dm.id == row.conversation_id:
+            return False  # a notice about the owner's own chat could not reach them either
+        text = (f"A reply to chat {row.chat_id} was not delivered ({state}): {error}"
+                if state == outbox.FAILED else
+                f"A reply to chat {row.chat_id} may or may not have arrived ({state}): {error}")
+        await inbox.append(
+            session, kind="system", conversation_id=owner_dm.id,
+            payload={"text": text, "outbox_id": row.id, "state": state},
+            dedupe_key=f"outbox-{state}:{row.id}", created_at=utcnow(),
+        )
+        return True

@@ -1,0 +1,42 @@
+"""A message as every channel hands it to ingest, whatever the platform."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Mention:
+    key: str  # the placeholder in the raw text, e.g. "@_user_1"
+    name: str
+    open_id: str | None
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    platform: str
+    message_id: str
+    chat_id: str
+    chat_type: str  # p2p | group
+    sender_id: str
+    text: str  # mentions resolved to "@Name"; non-text content as a placeholder like "[image]"
+    # The text with the bot's own @mention taken out: what the user said to the bot.
+    addressed_text: str
+    message_type: str
+    created_at: datetime
+    mentioned_bot: bool = False
+    mentions: tuple[Mention, ...] = ()
+    parent_id: str | None = None
+    root_id: str | None = None
+    thread_id: str | None = None
+    sender_type: str = "user"
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_payload(self) -> dict[str, Any]:
+        """JSON for inbox items: everything the Bot needs, nothing platform-raw."""
+        data = asdict(self)
+        data.pop("raw")
+        data["created_at"] = self.created_at.isoformat()
+        return data

@@ -1,0 +1,31 @@
+"""What a running process holds: the services every module gets from the runtime."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.channels.ingest import Ingest
+from bot.config import Role, Settings
+from bot.host.notify import Notifier
+from bot.host.timers import Timers
+from bot.host.workers import Host
+from bot.llm.client import ModelClient
+from bot.web.health import ReadinessCheck
+from storage.db import Database
+
+
+@dataclass
+class Services:
+    settings: Settings
+    role: Role
+    db: Database
+    notifier: Notifier
+    host: Host
+    timers: Timers
+    ingest: Ingest
+    model: ModelClient | None
+    readiness: dict[str, ReadinessCheck] = field(default_factory=dict)
+
+    @property
+    def runs_workers(self) -> bool:
+        return self.role in (Role.WORKER, Role.ALL)

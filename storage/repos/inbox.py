@@ -1,0 +1,79 @@
+"""Inbox items: durable input for a conversation's Bot or a task Session."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.models import InboxItem
+from storage.repos._upsert import insert_for
+
+
+async def append(
+    session: AsyncSession,
+    *,
+    kind: str,
+    payload: dict[str, Any],
+    conversation_id: int | None = None,
+    session_id: int | None = None,
+    dedupe_key: str | None = None,
+    created_at: datetime,
+) -> int | None:
+    """The new item's id; None when `dedupe_key` was appended before (an idempotent retry)."""
+    stmt = insert_for(session, InboxItem).values(
+        kind=kind,
+        payload=payload,
+        conversation_id=conversation_id,
+        session_id=session_id,
+        dedupe_key=dedupe_key,
+        created_at=created_at,
+    )
+    if dedupe_key is not None:
+        stmt = stmt.on_conflict_do_nothing(index_elements=["dedupe_key"])
+    return (await session.execute(stmt.returning(InboxItem.id))).scalar_one_or_none()
+
+
+async def pending_for_conversation(
+    session: AsyncSession, conversation_id: int, limit: int = 100
+) -> list[InboxItem]:
+    stmt = (
+        select(InboxItem)
+        .where(InboxItem.conversation_id == conversation_id, InboxItem.delivered_at.is_(None))
+        .order_by(InboxItem.id)
+        .limit(limit)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def conversations_with_pending(session: AsyncSession, limit: int = 100) -> list[int]:
+    stmt = (
+        select(InboxItem.conversation_id)
+        .where(InboxItem.conversation_id.is_not(None), InboxItem.delivered_at.is_(None))
+        .group_by(InboxItem.conversation_id)
+        .order_by(func.min(InboxItem.id))
+        .limit(limit)
+    )
+    return [int(cid) for cid in (await session.scalars(stmt)).all() if cid is not None]
+
+
+async def mark_delivered(
+    session: AsyncSession, item_ids: list[int], batch_id: str, now: datetime
+) -> int:
+    result = await session.execute(
+        update(InboxItem)
+        .where(InboxItem.id.in_(item_ids), InboxItem.delivered_at.is_(None))
+        .values(delivered_at=now, batch_id=batch_id)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def count_pending(session: AsyncSession) -> int:
+    return int(
+        await session.scalar(
+            select(func.count(InboxItem.id)).where(InboxItem.delivered_at.is_(None))
+        )
+        or 0
+    )

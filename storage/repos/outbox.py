@@ -1,0 +1,152 @@
+"""The outbox: what the assistant decided to say, delivered by a sender worker.
+
+The idempotency key becomes Feishu's `uuid`, so a resend after a crash is not a second
+message. States: pending → (claimed) → sent | failed | uncertain.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.claims import claim_rows
+from storage.models import OutboxMessage
+from storage.repos._upsert import insert_for
+
+PENDING, SENT, FAILED, UNCERTAIN = "pending", "sent", "failed", "uncertain"
+
+
+async def enqueue(
+    session: AsyncSession,
+    *,
+    idempotency_key: str,
+    platform: str,
+    chat_id: str,
+    content_type: str,
+    content: dict[str, Any],
+    conversation_id: int | None = None,
+    reply_to: str | None = None,
+    in_thread: bool = False,
+    now: datetime,
+) -> int | None:
+    """The new row's id; None if this key was enqueued before (the same reply, retried)."""
+    stmt = (
+        insert_for(session, OutboxMessage)
+        .values(
+            idempotency_key=idempotency_key,
+            platform=platform,
+            chat_id=chat_id,
+            content_type=content_type,
+            content=content,
+            conversation_id=conversation_id,
+            reply_to=reply_to,
+            in_thread=in_thread,
+            state=PENDING,
+            attempts=0,
+            created_at=now,
+            next_attempt_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["idempotency_key"])
+        .returning(OutboxMessage.id)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def claim_due(
+    session: AsyncSession,
+    *,
+    platform: str,
+    owner: str,
+    now: datetime,
+    limit: int,
+    lease: timedelta,
+) -> list[OutboxMessage]:
+    """Claim rows to deliver. `attempts` counts deliveries begun, so a delivery that crashed
+    midway is visible to the next claimer (it may have reached the platform)."""
+    rows = await claim_rows(
+        session,
+        OutboxMessage,
+        where=[
+            OutboxMessage.platform == platform,
+            OutboxMessage.state == PENDING,
+            OutboxMessage.next_attempt_at <= now,
+        ],
+        order_by=[OutboxMessage.next_attempt_at, OutboxMessage.id],
+        limit=limit,
+        owner=owner,
+        lease=lease,
+        now=now,
+    )
+    for row in rows:
+        row.attempts += 1
+    await session.flush()
+    return rows
+
+
+async def finish(
+    session: AsyncSession,
+    row_id: int,
+    owner: str,
+    *,
+    state: str,
+    now: datetime,
+    error: str | None = None,
+    platform_message_ids: list[str] | None = None,
+) -> bool:
+    """Settle a claimed row; False if the claim was lost meanwhile."""
+    values: dict[str, Any] = {
+        "state": state,
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "last_error": error[:2000] if error else None,
+    }
+    if state == SENT:
+        values["sent_at"] = now
+        values["platform_message_ids"] = platform_message_ids
+    result = await session.execute(
+        update(OutboxMessage)
+        .where(OutboxMessage.id == row_id, OutboxMessage.lease_owner == owner)
+        .values(**values)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def retry_later(
+    session: AsyncSession, row_id: int, owner: str, *, at: datetime, error: str
+) -> None:
+    await session.execute(
+        update(OutboxMessage)
+        .where(OutboxMessage.id == row_id, OutboxMessage.lease_owner == owner)
+        .values(
+            next_attempt_at=at,
+            last_error=error[:2000],
+            lease_owner=None,
+            lease_expires_at=None,
+        )
+    )
+
+
+async def get(session: AsyncSession, row_id: int) -> OutboxMessage | None:
+    return await session.get(OutboxMessage, row_id)
+
+
+async def by_conversation(
+    session: AsyncSession, conversation_id: int, after_id: int = 0, limit: int = 100
+) -> list[OutboxMessage]:
+    stmt = (
+        select(OutboxMessage)
+        .where(OutboxMessage.conversation_id == conversation_id, OutboxMessage.id > after_id)
+        .order_by(OutboxMessage.id)
+        .limit(limit)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def count_by_state(session: AsyncSession) -> dict[str, int]:
+    rows = await session.execute(
+        select(OutboxMessage.state, func.count(OutboxMessage.id)).group_by(OutboxMessage.state)
+    )
+    return {state: int(n) for state, n in rows.all()}

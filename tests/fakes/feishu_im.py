@@ -1,0 +1,349 @@
+"""IM endpoints of the Feishu fake: message create/reply/list and chat list.
+
+Shapes follow `server-docs/im-v1/message/{create,reply,list}` and `server-docs/group/chat/list`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections import deque
+from typing import Any
+
+from aiohttp import web
+
+from .feishu_models import (
+    BOT_NOT_IN_CHAT,
+    CARD_INVALID,
+    CHAT_IDS_NOT_EXIST,
+    CHAT_RATE_LIMITED,
+    CONTENT_TOO_LONG,
+    FIELD_VALIDATION,
+    INVALID_PARAM,
+    MESSAGE_IDS_NOT_EXIST,
+    MESSAGE_RECALLED,
+    MSG_TYPES,
+    OPEN_IDS_NOT_EXIST,
+    RICH_LIMIT_BYTES,
+    TEXT_LIMIT_BYTES,
+    UUID_MAX_LEN,
+    UUID_WINDOW_SECONDS,
+    Chat,
+    FeishuApiError,
+    HistoryMessage,
+    JSONDict,
+    Mention,
+    SentMessage,
+    new_id,
+    stable_hex,
+)
+
+_AT_TAG = re.compile(r'<at user_id="(ou_[^"]+)">([^<]*)</at>')
+_CONTENT_KEYS = {
+    "text": "text", "image": "image_key", "file": "file_key", "audio": "file_key",
+    "media": "file_key", "sticker": "file_key", "share_chat": "chat_id", "share_user": "user_id",
+}
+_RECEIVE_ID_TYPES = ("open_id", "union_id", "user_id", "email", "chat_id")
+
+
+def _field_error(field: str, description: str) -> FeishuApiError:
+    violation = {"field": field, "description": description}
+    return FeishuApiError(FIELD_VALIDATION, detail=f"{field}: {description}",
+                          error={"field_violations": [violation]})
+
+
+def _int_param(query: Any, name: str, default: int, low: int, high: int) -> int:
+    raw = query.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _field_error(name, "must be an integer") from None
+    if not low <= value <= high:
+        raise _field_error(name, f"the value must be between {low} and {high}")
+    return value
+
+
+def _paginate(items: list[Any], query: Any, default: int, high: int) -> tuple[list[Any], JSONDict]:
+    size = _int_param(query, "page_size", default, 1, high)
+    token = query.get("page_token") or ""
+    offset = 0
+    if token:
+        try:
+            offset = int(json.loads(base64.urlsafe_b64decode(token.encode()))["o"])
+        except (ValueError, KeyError, TypeError):
+            raise _field_error("page_token", "invalid page_token") from None
+    page = items[offset:offset + size]
+    more = offset + size < len(items)
+    meta: JSONDict = {"has_more": more}
+    if more:
+        meta["page_token"] = base64.urlsafe_b64encode(
+            json.dumps({"o": offset + size}).encode()).decode()
+    return page, meta
+
+
+def _check_content(msg_type: str, content: str) -> None:
+    try:
+        body = json.loads(content)
+    except ValueError:
+        body = None
+    if msg_type == "interactive":
+        if not isinstance(body, dict):
+            raise FeishuApiError(CARD_INVALID, detail="ErrCode: 200621; ErrMsg: parse card json "
+                                 "err, please check whether the card json is correct")
+        return
+    if not isinstance(body, dict):
+        raise FeishuApiError(INVALID_PARAM, detail="invalid message content")
+    if msg_type == "post":
+        locales = body.get("post", body)
+        ok = isinstance(locales, dict) and bool(locales) and all(
+            isinstance(v, dict) and isinstance(v.get("content"), list)
+            and all(isinstance(line, list) for line in v["content"])
+            for v in locales.values()
+        )
+        if not ok:
+            raise FeishuApiError(INVALID_PARAM, detail="invalid message content")
+    elif msg_type in _CONTENT_KEYS and not isinstance(body.get(_CONTENT_KEYS[msg_type]), str):
+        raise FeishuApiError(INVALID_PARAM, detail="invalid message content")
+
+
+class ImHandlers:
+    """Mixin for FeishuFake; keeps chats and messages and serves the IM endpoints."""
+
+    tenant_key: str
+    enforce_chat_qps: bool
+    chat_qps: int
+    sent: list[SentMessage]
+
+    def __init__(self) -> None:
+        self.chats: dict[str, Chat] = {}
+        self.chat_messages: dict[str, list[HistoryMessage]] = {}
+        self.messages: dict[str, HistoryMessage] = {}
+        self._uuids: dict[tuple[str, str], tuple[str, float]] = {}
+        self._send_times: dict[str, deque[float]] = {}
+
+    def now(self) -> float:
+        raise NotImplementedError
+
+    def authenticate(self, request: web.Request) -> str:
+        raise NotImplementedError
+
+    def add_im_routes(self, app: web.Application) -> None:
+        app.router.add_post("/open-apis/im/v1/messages", self._create)
+        app.router.add_get("/open-apis/im/v1/messages", self._list_messages)
+        app.router.add_post("/open-apis/im/v1/messages/{message_id}/reply", self._reply)
+        app.router.add_get("/open-apis/im/v1/chats", self._list_chats)
+
+    # ---- state for tests -------------------------------------------------------------------
+
+    def add_chat(
+        self, chat_id: str, *, name: str, chat_type: str = "group", bot_in_chat: bool = True,
+        p2p_user: str | None = None,
+    ) -> Chat:
+        chat = Chat(chat_id, name, chat_type, bot_in_chat, p2p_user)
+        self.chats[chat_id] = chat
+        self.chat_messages.setdefault(chat_id, [])
+        return chat
+
+    def add_history(self, chat_id: str, messages: list[HistoryMessage]) -> None:
+        """Store messages as if they had been sent in `chat_id` (which must be added first)."""
+        if chat_id not in self.chats:
+            raise KeyError(f"add_chat({chat_id!r}) first")
+        for message in messages:
+            message.chat_id = chat_id
+            message.tenant_key = self.tenant_key
+            self._store(message)
+
+    def history(self, chat_id: str) -> list[HistoryMessage]:
+        return sorted(self.chat_messages.get(chat_id, []), key=lambda m: m.create_time_ms)
+
+    def recall_message(self, message_id: str) -> None:
+        self.messages[message_id].deleted = True
+
+    def _store(self, message: HistoryMessage) -> None:
+        self.messages[message.message_id] = message
+        self.chat_messages.setdefault(message.chat_id, []).append(message)
+
+    def _thread_roots(self) -> dict[str, HistoryMessage]:
+        """thread_id -> its first (root) message."""
+        roots: dict[str, HistoryMessage] = {}
+        for m in self.messages.values():
+            if m.thread_id:
+                root = roots.get(m.thread_id)
+                if root is None or m.create_time_ms < root.create_time_ms:
+                    roots[m.thread_id] = m
+        return roots
+
+    # ---- send path -------------------------------------------------------------------------
+
+    def _resolve_receiver(self, receive_id_type: str, receive_id: str) -> Chat:
+        if receive_id_type == "chat_id":
+            chat = self.chats.get(receive_id)
+            if chat is None:
+                raise FeishuApiError(CHAT_IDS_NOT_EXIST, detail=receive_id)
+            return chat
+        if receive_id_type == "open_id" and not receive_id.startswith("ou_"):
+            raise FeishuApiError(OPEN_IDS_NOT_EXIST, detail=receive_id)
+        for chat in self.chats.values():
+            if chat.chat_type == "p2p" and chat.p2p_user == receive_id:
+                return chat
+        chat_id = "oc_" + stable_hex(receive_id_type + receive_id, 32)
+        return self.add_chat(chat_id, name="", chat_type="p2p", p2p_user=receive_id)
+
+    async def _read_send_body(self, request: web.Request) -> tuple[JSONDict, int]:
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise _field_error("body", "invalid JSON") from None
+        if not isinstance(body, dict):
+            raise _field_error("body", "must be an object")
+        for name in ("msg_type", "content"):
+            if not isinstance(body.get(name), str) or not body[name]:
+                raise _field_error(name, "is required and must be a string")
+        if body["msg_type"] not in MSG_TYPES:
+            raise FeishuApiError(INVALID_PARAM, detail=f"invalid msg_type {body['msg_type']}")
+        uuid = body.get("uuid")
+        if uuid is not None and (not isinstance(uuid, str) or len(uuid) > UUID_MAX_LEN):
+            raise _field_error("uuid", f"the max length is {UUID_MAX_LEN}")
+        return body, len(raw)
+
+    def _send(
+        self, app_id: str, chat: Chat, body: JSONDict, raw_len: int, *,
+        receive_id: str, receive_id_type: str, parent: HistoryMessage | None,
+    ) -> web.Response:
+        if not chat.bot_in_chat:
+            raise FeishuApiError(BOT_NOT_IN_CHAT)
+        msg_type, content = body["msg_type"], body["content"]
+        limit = TEXT_LIMIT_BYTES if msg_type == "text" else RICH_LIMIT_BYTES
+        if msg_type in ("text", "post", "interactive") and raw_len > limit:
+            raise FeishuApiError(CONTENT_TOO_LONG)
+        _check_content(msg_type, content)
+        now = self.now()
+        uuid = body.get("uuid")
+        if uuid:
+            seen = self._uuids.get((app_id, uuid))
+            if seen and now - seen[1] < UUID_WINDOW_SECONDS:
+                return web.json_response(
+                    {"code": 0, "msg": "success", "data": self.messages[seen[0]].to_api()})
+        times = self._send_times.setdefault(chat.chat_id, deque())
+        while times and now - times[0] >= 1.0:
+            times.popleft()
+        if self.enforce_chat_qps and len(times) >= self.chat_qps:
+            raise FeishuApiError(CHAT_RATE_LIMITED, detail="chat rate limit")
+        times.append(now)
+        stored_content, mentions = content, []
+        if msg_type == "text":
+            text = json.loads(content)["text"]
+
+            def to_key(match: re.Match[str]) -> str:
+                mentions.append(Mention(match.group(1), match.group(2), tenant_key=self.tenant_key))
+                return f"@_user_{len(mentions)}"
+
+            stored_content = json.dumps({"text": _AT_TAG.sub(to_key, text)}, ensure_ascii=False)
+        root_id = parent_id = thread_id = None
+        if parent is not None:
+            thread_id = parent.thread_id
+            if thread_id is None and body.get("reply_in_thread"):
+                thread_id = new_id("omt_", 6)
+                parent.thread_id = thread_id
+            root = self._thread_roots().get(thread_id) if thread_id else None
+            if root is not None:
+                root_id = parent_id = root.message_id
+            else:
+                root_id, parent_id = parent.root_id or parent.message_id, parent.message_id
+        message = HistoryMessage(
+            message_id=new_id("om_"), chat_id=chat.chat_id, content=stored_content,
+            msg_type=msg_type, create_time_ms=int(now * 1000), sender_id=app_id,
+            sender_id_type="app_id", sender_type="app", root_id=root_id, parent_id=parent_id,
+            thread_id=thread_id, mentions=mentions, tenant_key=self.tenant_key,
+        )
+        self._store(message)
+        if uuid:
+            self._uuids[(app_id, uuid)] = (message.message_id, now)
+        self.sent.append(SentMessage(
+            message_id=message.message_id, chat_id=chat.chat_id, msg_type=msg_type,
+            content=stored_content, request_content=content, receive_id=receive_id,
+            receive_id_type=receive_id_type, app_id=app_id, uuid=uuid,
+            reply_to=parent.message_id if parent else None,
+            reply_in_thread=bool(body.get("reply_in_thread")), root_id=root_id,
+            parent_id=parent_id, thread_id=thread_id, create_time_ms=message.create_time_ms,
+        ))
+        return web.json_response({"code": 0, "msg": "success", "data": message.to_api()})
+
+    async def _create(self, request: web.Request) -> web.Response:
+        app_id = self.authenticate(request)
+        receive_id_type = request.query.get("receive_id_type", "")
+        if receive_id_type not in _RECEIVE_ID_TYPES:
+            raise _field_error("receive_id_type", f"must be one of {', '.join(_RECEIVE_ID_TYPES)}")
+        body, raw_len = await self._read_send_body(request)
+        receive_id = body.get("receive_id")
+        if not isinstance(receive_id, str) or not receive_id:
+            raise _field_error("receive_id", "is required and must be a string")
+        chat = self._resolve_receiver(receive_id_type, receive_id)
+        return self._send(app_id, chat, body, raw_len, receive_id=receive_id,
+                          receive_id_type=receive_id_type, parent=None)
+
+    async def _reply(self, request: web.Request) -> web.Response:
+        app_id = self.authenticate(request)
+        message_id = request.match_info["message_id"]
+        body, raw_len = await self._read_send_body(request)
+        if "reply_in_thread" in body and not isinstance(body["reply_in_thread"], bool):
+            raise _field_error("reply_in_thread", "must be a boolean")
+        parent = self.messages.get(message_id)
+        if parent is None:
+            raise FeishuApiError(MESSAGE_IDS_NOT_EXIST, detail=message_id)
+        if parent.deleted:
+            raise FeishuApiError(MESSAGE_RECALLED)
+        chat = self.chats[parent.chat_id]
+        return self._send(app_id, chat, body, raw_len, receive_id=message_id,
+                          receive_id_type="reply", parent=parent)
+
+    # ---- reads -----------------------------------------------------------------------------
+
+    async def _list_messages(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
+        query = request.query
+        container_type = query.get("container_id_type", "")
+        container_id = query.get("container_id", "")
+        if container_type not in ("chat", "thread"):
+            raise _field_error("container_id_type", "must be chat or thread")
+        if not container_id:
+            raise _field_error("container_id", "is required")
+        sort_type = query.get("sort_type") or "ByCreateTimeAsc"
+        if sort_type not in ("ByCreateTimeAsc", "ByCreateTimeDesc"):
+            raise _field_error("sort_type", "must be ByCreateTimeAsc or ByCreateTimeDesc")
+        if container_type == "chat":
+            chat = self.chats.get(container_id)
+            if chat is None:
+                raise FeishuApiError(CHAT_IDS_NOT_EXIST, detail=container_id)
+            if not chat.bot_in_chat:
+                raise FeishuApiError(BOT_NOT_IN_CHAT)
+            start = _int_param(query, "start_time", 0, 0, 10**11)  # seconds, not ms
+            end = _int_param(query, "end_time", 10**11, 0, 10**11)
+            roots = self._thread_roots()
+            items = [
+                m for m in self.chat_messages[container_id]
+                if start <= m.create_time_ms // 1000 <= end
+                and (m.thread_id is None or roots[m.thread_id] is m)
+            ]
+        else:  # threads do not support a time range (the doc says so); it is ignored
+            items = [m for m in self.messages.values() if m.thread_id == container_id]
+        items.sort(key=lambda m: m.create_time_ms, reverse=sort_type == "ByCreateTimeDesc")
+        page, meta = _paginate(items, query, 20, 50)
+        data = {**meta, "items": [m.to_api() for m in page]}
+        return web.json_response({"code": 0, "msg": "success", "data": data})
+
+    async def _list_chats(self, request: web.Request) -> web.Response:
+        self.authenticate(request)
+        groups = [c for c in self.chats.values() if c.chat_type != "p2p" and c.bot_in_chat]
+        page, meta = _paginate(groups, request.query, 20, 100)
+        items = [{
+            "chat_id": c.chat_id, "avatar": "https://s1-imfile.feishucdn.com/fake_chat_avatar",
+            "name": c.name, "description": c.description, "owner_id": c.owner_id,
+            "owner_id_type": "open_id", "external": False, "tenant_key": self.tenant_key,
+            "chat_status": "normal",
+        } for c in page]
+        return web.json_response({"code": 0, "msg": "success", "data": {**meta, "items": items}})
