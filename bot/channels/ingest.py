@@ -54,8 +54,11 @@ class Ingest:
         if result.outcome is Outcome.ANSWERED:
             await self.notifier.notify(INBOX_TOPIC)
         elif result.outcome is Outcome.STALE:
-            log.info("stored stale message %s from %s (not answered)", msg.message_id,
-                     msg.created_at.isoformat())
+            log.info(
+                "stored stale message %s from %s (not answered)",
+                msg.message_id,
+                msg.created_at.isoformat(),
+            )
         return result
 
     async def _store(self, msg: InboundMessage, now: datetime) -> IngestResult:

@@ -99,12 +99,19 @@ async def check_feishu(settings: Settings) -> Check:
 
 async def check_model(settings: Settings) -> Check:
     if not settings.model_configured:
-        return Check("model", True, "not configured; slash commands work, chat replies "
-                     "explain how to set MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME")
+        return Check(
+            "model",
+            True,
+            "not configured; slash commands work, chat replies "
+            "explain how to set MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME",
+        )
     assert settings.model_base_url and settings.model_name
     provider = OpenAICompatibleProvider(
-        settings.model_base_url, settings.model_api_key or NO_API_KEY, settings.model_name,
-        timeout=CHECK_TIMEOUT, attempts=1,
+        settings.model_base_url,
+        settings.model_api_key or NO_API_KEY,
+        settings.model_name,
+        timeout=CHECK_TIMEOUT,
+        attempts=1,
     )
     try:
         return Check("model", True, await provider.check())

@@ -267,6 +267,10 @@ class FeishuFake(ImHandlers, WsHandlers):
         aborted without a response: the client sees a connection error."""
         self._faults.append(_Fault(path_prefix, method, times, "drop"))
 
+    def clear_faults(self) -> None:
+        """Forget every injected fault that has not fired yet."""
+        self._faults.clear()
+
     def _take_fault(self, request: web.Request, kind: str) -> _Fault | None:
         for fault in self._faults:
             if fault.matches(request, kind):

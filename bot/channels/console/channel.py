@@ -55,12 +55,20 @@ class ConsoleSender(Worker):
     async def run_once(self) -> bool:
         async with self.db.write() as session:
             rows = await outbox.claim_due(
-                session, platform=PLATFORM, owner=self.instance_id, now=utcnow(), limit=50,
+                session,
+                platform=PLATFORM,
+                owner=self.instance_id,
+                now=utcnow(),
+                limit=50,
                 lease=timedelta(minutes=1),
             )
             for row in rows:
                 await outbox.finish(
-                    session, row.id, self.instance_id, state=outbox.SENT, now=utcnow(),
+                    session,
+                    row.id,
+                    self.instance_id,
+                    state=outbox.SENT,
+                    now=utcnow(),
                     platform_message_ids=[f"console-{row.id}"],
                 )
         return bool(rows)
@@ -133,13 +141,22 @@ class ConsoleChannel:
             ).all()
             replies = await outbox.by_conversation(session, conversation.id, limit=1000)
         items: list[dict[str, Any]] = [
-            {"from": "user", "sender": e.payload.get("sender_id"), "text": e.payload.get("text"),
-             "at": e.received_at.isoformat(), "status": e.status}
+            {
+                "from": "user",
+                "sender": e.payload.get("sender_id"),
+                "text": e.payload.get("text"),
+                "at": e.received_at.isoformat(),
+                "status": e.status,
+            }
             for e in events
         ]
         items += [
-            {"from": "bot", "text": _reply_text(r.content_type, r.content),
-             "at": r.created_at.isoformat(), "status": r.state}
+            {
+                "from": "bot",
+                "text": _reply_text(r.content_type, r.content),
+                "at": r.created_at.isoformat(),
+                "status": r.state,
+            }
             for r in replies
         ]
         items.sort(key=lambda item: str(item["at"]))

@@ -46,13 +46,17 @@ def _cut_point(text: str, max_bytes: int) -> int:
 def render(content_type: str, content: dict[str, Any]) -> list[tuple[str, str]]:
     """[(msg_type, content JSON string)], one per Feishu message to send, in order."""
     if content_type == "text":
-        return [("text", json.dumps({"text": part}, ensure_ascii=False))
-                for part in split_text(str(content.get("text", "")))]
+        return [
+            ("text", json.dumps({"text": part}, ensure_ascii=False))
+            for part in split_text(str(content.get("text", "")))
+        ]
     if content_type == "post":
         title = str(content.get("title", ""))
         paragraphs = [str(p) for p in content.get("paragraphs", [])]
-        return [("post", _post_json(title if i == 0 else "", chunk))
-                for i, chunk in enumerate(_chunk_paragraphs(paragraphs))]
+        return [
+            ("post", _post_json(title if i == 0 else "", chunk))
+            for i, chunk in enumerate(_chunk_paragraphs(paragraphs))
+        ]
     if content_type == "interactive":
         card = json.dumps(content.get("card", {}), ensure_ascii=False)
         if len(card.encode()) > MAX_POST_BYTES:

@@ -81,8 +81,16 @@ class Claimed:
     @classmethod
     def of(cls, row: OutboxMessage) -> Claimed:
         return cls(
-            row.id, row.idempotency_key, row.chat_id, row.conversation_id, row.reply_to,
-            row.in_thread, row.content_type, dict(row.content), row.created_at, row.attempts,
+            row.id,
+            row.idempotency_key,
+            row.chat_id,
+            row.conversation_id,
+            row.reply_to,
+            row.in_thread,
+            row.content_type,
+            dict(row.content),
+            row.created_at,
+            row.attempts,
         )
 
 
@@ -111,7 +119,11 @@ class FeishuSender(Worker):
     async def run_once(self) -> bool:
         async with self.db.write() as session:
             rows = await outbox.claim_due(
-                session, platform=PLATFORM, owner=self.instance_id, now=utcnow(), limit=1,
+                session,
+                platform=PLATFORM,
+                owner=self.instance_id,
+                now=utcnow(),
+                limit=1,
                 lease=self.lease,
             )
             claimed = [Claimed.of(row) for row in rows]
@@ -122,8 +134,12 @@ class FeishuSender(Worker):
     async def deliver(self, row: Claimed) -> None:
         earlier_attempt = row.claims > 1
         if earlier_attempt and utcnow() - row.created_at > UUID_WINDOW:
-            await self._settle(row, outbox.UNCERTAIN, "an earlier attempt may have been "
-                               "delivered and Feishu's uuid window has passed: not resent")
+            await self._settle(
+                row,
+                outbox.UNCERTAIN,
+                "an earlier attempt may have been "
+                "delivered and Feishu's uuid window has passed: not resent",
+            )
             return
         try:
             parts = render(row.content_type, row.content)
@@ -166,7 +182,11 @@ class FeishuSender(Worker):
             .receive_id_type("chat_id")
             .request_body(
                 CreateMessageRequestBody.builder()
-                .receive_id(chat_id).msg_type(msg_type).content(content).uuid(uuid).build()
+                .receive_id(chat_id)
+                .msg_type(msg_type)
+                .content(content)
+                .uuid(uuid)
+                .build()
             )
             .build()
         )
@@ -183,7 +203,11 @@ class FeishuSender(Worker):
             .message_id(message_id)
             .request_body(
                 ReplyMessageRequestBody.builder()
-                .msg_type(msg_type).content(content).uuid(uuid).reply_in_thread(in_thread).build()
+                .msg_type(msg_type)
+                .content(content)
+                .uuid(uuid)
+                .reply_in_thread(in_thread)
+                .build()
             )
             .build()
         )
@@ -197,7 +221,10 @@ class FeishuSender(Worker):
         log.warning("outbox %s: will retry in %.0fs: %s", row.id, delay, error)
         async with self.db.write() as session:
             await outbox.retry_later(
-                session, row.id, self.instance_id, at=utcnow() + timedelta(seconds=delay),
+                session,
+                row.id,
+                self.instance_id,
+                at=utcnow() + timedelta(seconds=delay),
                 error=error,
             )
 
@@ -208,7 +235,12 @@ class FeishuSender(Worker):
         notice = False
         async with self.db.write() as session:
             if not await outbox.finish(
-                session, row.id, self.instance_id, state=state, now=utcnow(), error=error,
+                session,
+                row.id,
+                self.instance_id,
+                state=state,
+                now=utcnow(),
+                error=error,
                 platform_message_ids=message_ids,
             ):
                 log.warning("outbox %s: claim lost before settling as %s", row.id, state)
@@ -227,12 +259,17 @@ class FeishuSender(Worker):
         owner_dm = await conversations.find_dm(session, PLATFORM, self.owner_open_id)
         if owner_dm is None or owner_dm.id == row.conversation_id:
             return False  # a notice about the owner's own chat could not reach them either
-        text = (f"A reply to chat {row.chat_id} was not delivered ({state}): {error}"
-                if state == outbox.FAILED else
-                f"A reply to chat {row.chat_id} may or may not have arrived ({state}): {error}")
+        text = (
+            f"A reply to chat {row.chat_id} was not delivered ({state}): {error}"
+            if state == outbox.FAILED
+            else f"A reply to chat {row.chat_id} may or may not have arrived ({state}): {error}"
+        )
         await inbox.append(
-            session, kind="system", conversation_id=owner_dm.id,
+            session,
+            kind="system",
+            conversation_id=owner_dm.id,
             payload={"text": text, "outbox_id": row.id, "state": state},
-            dedupe_key=f"outbox-{state}:{row.id}", created_at=utcnow(),
+            dedupe_key=f"outbox-{state}:{row.id}",
+            created_at=utcnow(),
         )
         return True

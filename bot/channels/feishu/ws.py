@@ -6,6 +6,11 @@ ingest as the webhook, on the application's loop, and the SDK acks the frame onl
 ingest returns, i.e. after the message is committed. A failure to store answers the frame
 with an error, so Feishu delivers the event again.
 
+The SDK can die silently (a fatal error while reconnecting leaves `start()` blocked with no
+connection), so a watchdog on the application loop restarts the client when it has been
+without a connection for too long: a bot that quietly stops until someone restarts it is
+one of the complaints we design against.
+
 Several replicas may each hold a connection: Feishu gives each event to one of them, and the
 database decides duplicates anyway.
 """
@@ -17,18 +22,24 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import lark_oapi as lark
 import lark_oapi.ws.client as lark_ws_client
 from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
+from lark_oapi.core.exception import EventException
 
 from bot.channels.feishu.normalize import normalize
 from bot.channels.ingest import Ingest
 
 log = logging.getLogger(__name__)
-INGEST_TIMEOUT = 30.0
+# Feishu wants the frame answered within about 3 s; ingest commits in milliseconds, and a
+# slower commit is better answered with an error (Feishu redelivers; duplicates are caught).
+INGEST_TIMEOUT = 2.5
+WATCHDOG_INTERVAL = 5.0
+RESTART_AFTER = 60.0  # seconds without a connection before the client is rebuilt
 
 
 class UnknownEventsAcked:
@@ -41,12 +52,55 @@ class UnknownEventsAcked:
     def _do_without_validation(self, payload: bytes) -> Any:  # the name ws.Client calls
         try:
             return self._dispatcher._do_without_validation(payload)
-        except lark.EventException as exc:
+        except EventException as exc:
             if "processor not found" not in str(exc):
                 raise
-            event_type = _event_type(payload)
-            log.info("ignored Feishu event type %r (long connection)", event_type)
+            log.info("ignored Feishu event type %r (long connection)", _event_type(payload))
             return None
+
+
+class _ClientThread:
+    """One SDK client with its thread and loop; replaced whole when it dies."""
+
+    def __init__(self, client: lark.ws.Client) -> None:
+        self.client = client
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="feishu-ws", daemon=True)
+        self.ended = False
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        lark_ws_client.loop = self.loop  # the SDK schedules everything on this global
+        try:
+            self.client.start()
+        except Exception as exc:  # start() returns only on a fatal error or our stop
+            if self.client._auto_reconnect:
+                log.error("Feishu long connection ended: %s", exc)
+        finally:
+            self.ended = True
+            tasks = asyncio.all_tasks(self.loop)
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(Exception):
+                self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            self.loop.close()
+
+    @property
+    def connected(self) -> bool:
+        return not self.ended and getattr(self.client, "_conn", None) is not None
+
+    async def stop(self) -> None:
+        self.client._auto_reconnect = False
+        if not self.loop.is_closed() and self.loop.is_running():
+            with contextlib.suppress(Exception):
+                done = asyncio.run_coroutine_threadsafe(self.client._disconnect(), self.loop)
+                await asyncio.wait_for(asyncio.wrap_future(done), 5)
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self.loop.stop)
+        await asyncio.to_thread(self.thread.join, 5)
 
 
 class FeishuLongConnection:
@@ -58,49 +112,66 @@ class FeishuLongConnection:
         domain: str,
         ingest: Ingest,
         bot_open_id: Callable[[], str | None],
+        restart_after: float = RESTART_AFTER,
     ) -> None:
+        self.app_id, self.app_secret, self.domain = app_id, app_secret, domain
         self.ingest = ingest
         self.bot_open_id = bot_open_id
+        self.restart_after = restart_after
+        self.restarts = 0
         self._app_loop: asyncio.AbstractEventLoop | None = None
-        self._ws_loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._current: _ClientThread | None = None
+        self._watchdog: asyncio.Task[None] | None = None
+        self._down_since: float | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._current is not None and self._current.connected
+
+    def start(self) -> None:
+        self._app_loop = asyncio.get_running_loop()
+        self._current = self._spawn()
+        self._watchdog = asyncio.create_task(self._watch(), name="feishu-ws-watchdog")
+
+    def _spawn(self) -> _ClientThread:
         dispatcher = (
             lark.EventDispatcherHandler.builder("", "")
             .register_p2_im_message_receive_v1(self._on_message)
             .build()
         )
-        self.client = lark.ws.Client(
-            app_id,
-            app_secret,
+        client = lark.ws.Client(
+            self.app_id,
+            self.app_secret,
             event_handler=UnknownEventsAcked(dispatcher),
-            domain=domain,
+            domain=self.domain,
             log_level=lark.LogLevel.WARNING,
         )
+        runner = _ClientThread(client)
+        runner.start()
+        return runner
 
-    @property
-    def connected(self) -> bool:
-        return (
-            self._thread is not None
-            and self._thread.is_alive()
-            and getattr(self.client, "_conn", None) is not None
-        )
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(WATCHDOG_INTERVAL)
+            if self.connected:
+                self._down_since = None
+                continue
+            now = time.monotonic()
+            if self._down_since is None:
+                self._down_since = now
+            if now - self._down_since >= self.restart_after:
+                log.warning(
+                    "Feishu long connection down for %.0fs: restarting the client",
+                    now - self._down_since,
+                )
+                await self.restart()
 
-    def start(self) -> None:
-        self._app_loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._run, name="feishu-ws", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        lark_ws_client.loop = loop  # the SDK reads its loop from this module global
-        self._ws_loop = loop
-        try:
-            self.client.start()
-        except Exception as exc:  # start() returns only on failure or stop()
-            if not loop.is_closed() and loop.is_running():
-                return
-            log.error("Feishu long connection ended: %s", exc)
+    async def restart(self) -> None:
+        if self._current is not None:
+            await self._current.stop()
+        self.restarts += 1
+        self._down_since = None
+        self._current = self._spawn()
 
     def _on_message(self, event: P2ImMessageReceiveV1) -> None:
         """Runs on the connection's thread; blocks it until the message is committed."""
@@ -113,16 +184,12 @@ class FeishuLongConnection:
         future.result(timeout=INGEST_TIMEOUT)
 
     async def stop(self) -> None:
-        loop = self._ws_loop
-        if loop is None or loop.is_closed():
-            return
-        self.client._auto_reconnect = False
-        with contextlib.suppress(Exception):
-            done = asyncio.run_coroutine_threadsafe(self.client._disconnect(), loop)
-            await asyncio.wrap_future(done)
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            await asyncio.to_thread(self._thread.join, 5)
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watchdog
+        if self._current is not None:
+            await self._current.stop()
 
 
 def _event_type(payload: bytes) -> str | None:

@@ -144,8 +144,7 @@ async def test_sender_killed_after_the_send_reached_feishu_does_not_send_twice(
             return None
 
         host.release_claims = no_release  # type: ignore[method-assign]
-    first.fake.drop_response_after_commit("/open-apis/im/v1/messages", times=0)
-    first.fake._faults.clear()
+    first.fake.clear_faults()
 
     async with make_world(name="restarted") as second:
         async with second.app.services.db.write() as s:  # time passes: the dead lease lapses
