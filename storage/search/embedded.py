@@ -1,0 +1,66 @@
+"""The embedded backend: a tantivy index in a local directory, no server needed.
+
+tantivy calls block (and release the GIL), so each one runs in a worker thread. Only one
+process may write to a directory at a time; a second writer gets `SearchIndexLockedError` on
+its first write. Reading from several processes is fine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+from storage.search.base import (
+    SearchDocument,
+    SearchFilters,
+    SearchHit,
+    effective_limit,
+)
+from storage.search.tantivy_store import TantivyStore, prepare
+from storage.search.tokenizer import tokenize_query
+
+# tantivy's minimum is 15 MB per indexing thread; we index with one thread. More only helps
+# bulk reindexing, which commits in batches anyway.
+DEFAULT_WRITER_HEAP_BYTES = 48_000_000
+
+
+class EmbeddedSearchIndex:
+    def __init__(self, path: Path, *, writer_heap_bytes: int = DEFAULT_WRITER_HEAP_BYTES) -> None:
+        self.path = path
+        self._store = TantivyStore(path, writer_heap_bytes)
+
+    async def upsert(self, docs: Sequence[SearchDocument]) -> None:
+        if not docs:
+            return
+        await asyncio.to_thread(self._upsert_sync, list(docs))
+
+    def _upsert_sync(self, docs: list[SearchDocument]) -> None:
+        # Tokenizing is the expensive part; it happens here, off the event loop.
+        self._store.upsert([prepare(doc) for doc in docs])
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        await asyncio.to_thread(self._store.delete, list(ids))
+
+    async def search(
+        self, query: str, filters: SearchFilters | None = None, limit: int = 10
+    ) -> list[SearchHit]:
+        limit = effective_limit(limit)
+        if limit == 0 or (filters is not None and filters.matches_nothing()):
+            return []
+        terms = filters.terms() if filters is not None else {}
+        return await asyncio.to_thread(self._search_sync, query, terms, limit)
+
+    def _search_sync(self, query: str, terms: dict[str, list[str]], limit: int) -> list[SearchHit]:
+        return self._store.search(tokenize_query(query), terms, limit)
+
+    async def clear(self) -> None:
+        await asyncio.to_thread(self._store.clear)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._store.close)
+
+    async def health(self) -> None:
+        await asyncio.to_thread(self._store.health)

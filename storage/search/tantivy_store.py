@@ -1,0 +1,261 @@
+"""The synchronous tantivy side of the embedded backend. Every method blocks; the async facade
+in `embedded.py` runs them in worker threads.
+
+Layout: our tokenizer's output goes, space-joined, into `tokens`, indexed by tantivy's
+built-in `whitespace` tokenizer (built-in, so reopening the index needs no registration);
+filter fields use the `raw` tokenizer so a value is one exact term; the original document is
+one stored JSON blob, for hits and excerpts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from storage.search.base import SearchDocument, SearchHit
+from storage.search.errors import SearchError, SearchIndexLockedError, SearchSchemaError
+from storage.search.excerpts import excerpts
+from storage.search.scoring import bm25_ceiling, normalize
+from storage.search.tokenizer import tokenize
+
+FILTER_FIELDS = ("session_id", "source_id", "kind", "scope")
+# In every document's `tokens`: its doc_freq is tantivy's BM25 N (deleted docs included).
+# Our tokenizer never emits it: it drops chunks without a letter or digit.
+ALL_DOCS_TOKEN = "\x01"
+# Bounds the boolean query; past this many distinct tokens a query is a pasted document.
+MAX_QUERY_TOKENS = 64
+
+
+def build_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
+    for name in FILTER_FIELDS:
+        builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    # Frequencies for BM25; no positions: we never run phrase queries.
+    builder.add_text_field("tokens", tokenizer_name="whitespace", index_option="freq")
+    builder.add_bytes_field("payload", stored=True, indexed=False)
+    return builder.build()
+
+
+@dataclass(frozen=True)
+class PreparedDocument:
+    """A document with its tokens computed, ready for the writer."""
+
+    doc: SearchDocument
+    tokens: str
+
+
+def prepare(doc: SearchDocument) -> PreparedDocument:
+    tokens = tokenize(doc.title) + tokenize(doc.text) if doc.title else tokenize(doc.text)
+    tokens.append(ALL_DOCS_TOKEN)
+    return PreparedDocument(doc, " ".join(tokens))
+
+
+class TantivyStore:
+    def __init__(self, path: Path, writer_heap_bytes: int) -> None:
+        self._path = path
+        self._heap = writer_heap_bytes
+        self._open_lock = threading.Lock()
+        # One writer per index; tantivy itself would refuse a second one.
+        self._write_lock = threading.Lock()
+        self._index: tantivy.Index | None = None
+        self._schema: tantivy.Schema | None = None
+        self._writer: tantivy.IndexWriter | None = None
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def _opened(self) -> tuple[tantivy.Index, tantivy.Schema]:
+        index, schema = self._index, self._schema
+        if index is not None and schema is not None:
+            return index, schema
+        with self._open_lock:
+            if self._closed:
+                raise SearchError(f"search index at {self._path} is closed")
+            if self._index is None:
+                self._path.mkdir(parents=True, exist_ok=True)
+                schema = build_schema()
+                try:
+                    index = tantivy.Index(schema, path=str(self._path), reuse=True)
+                except ValueError as exc:
+                    if "schema does not match" in str(exc):
+                        raise SearchSchemaError(
+                            f"the search index at {self._path} was built with another layout; "
+                            "delete that directory and reindex"
+                        ) from exc
+                    raise SearchError(f"cannot open search index at {self._path}: {exc}") from exc
+                # "commit" reloads when another process commits; our own commits reload
+                # explicitly so a search right after a write sees it.
+                index.config_reader(reload_policy="commit")
+                self._schema, self._index = schema, index
+            assert self._index is not None and self._schema is not None
+            return self._index, self._schema
+
+    def _writer_locked(self) -> tantivy.IndexWriter:
+        """The writer, created on first write. Caller holds `_write_lock`."""
+        if self._writer is None:
+            index, _ = self._opened()
+            try:
+                self._writer = index.writer(heap_size=self._heap, num_threads=1)
+            except ValueError as exc:
+                if "LockBusy" in str(exc):
+                    raise SearchIndexLockedError(
+                        f"the search index at {self._path} is held by another writer "
+                        "(usually another process); only one may write to it at a time"
+                    ) from exc
+                raise SearchError(f"cannot write to search index at {self._path}: {exc}") from exc
+        return self._writer
+
+    def close(self) -> None:
+        with self._write_lock, self._open_lock:
+            self._closed = True
+            writer, self._writer = self._writer, None
+            if writer is not None:
+                # Finishes background merges and releases the directory lock.
+                writer.wait_merging_threads()
+            self._index = None
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def upsert(self, prepared: Sequence[PreparedDocument]) -> None:
+        latest = {p.doc.id: p for p in prepared}  # last one wins within a batch
+        docs = [self._to_tantivy(item) for item in latest.values()]
+        with self._write_lock:
+            writer = self._writer_locked()
+            with _all_or_nothing(writer):
+                for doc_id, doc in zip(latest, docs, strict=True):
+                    writer.delete_documents_by_term("id", doc_id)
+                    writer.add_document(doc)
+            self._reload()
+
+    def delete(self, ids: Sequence[str]) -> None:
+        with self._write_lock:
+            writer = self._writer_locked()
+            with _all_or_nothing(writer):
+                for doc_id in set(ids):
+                    writer.delete_documents_by_term("id", doc_id)
+            self._reload()
+
+    def clear(self) -> None:
+        with self._write_lock:
+            writer = self._writer_locked()
+            with _all_or_nothing(writer):
+                writer.delete_all_documents()
+            self._reload()
+
+    def _reload(self) -> None:
+        index, _ = self._opened()
+        index.reload()
+
+    @staticmethod
+    def _to_tantivy(item: PreparedDocument) -> tantivy.Document:
+        doc = item.doc
+        out = tantivy.Document()
+        out.add_text("id", doc.id)
+        for name in FILTER_FIELDS:
+            value = getattr(doc, name)
+            if value is not None:
+                out.add_text(name, value)
+        out.add_text("tokens", item.tokens)
+        out.add_bytes("payload", _encode_payload(doc))
+        return out
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def health(self) -> None:
+        index, _ = self._opened()
+        index.searcher().search(tantivy.Query.empty_query(), 1)
+
+    def search(
+        self, query_tokens: Sequence[str], filters: dict[str, list[str]], limit: int
+    ) -> list[SearchHit]:
+        tokens = list(query_tokens)[:MAX_QUERY_TOKENS]
+        if not tokens or limit <= 0:
+            return []
+        index, schema = self._opened()
+        searcher = index.searcher()
+        query = _build_query(schema, tokens, filters)
+        result = searcher.search(query, limit)
+        if not result.hits:
+            return []
+        ceiling = bm25_ceiling(
+            searcher.doc_freq("tokens", ALL_DOCS_TOKEN),
+            (searcher.doc_freq("tokens", t) for t in tokens),
+        )
+        hits = []
+        for raw_score, address in result.hits:
+            payload = _decode_payload(searcher.doc(address).get_first("payload"))
+            hits.append(_to_hit(payload, normalize(float(raw_score), ceiling), tokens))
+        return hits
+
+
+@contextmanager
+def _all_or_nothing(writer: tantivy.IndexWriter) -> Iterator[None]:
+    """Commit what the block queued, or drop all of it: a half-applied batch must not ride
+    along with the next commit."""
+    try:
+        yield
+        writer.commit()
+    except BaseException:
+        writer.rollback()
+        raise
+
+
+def _build_query(
+    schema: tantivy.Schema, tokens: list[str], filters: dict[str, list[str]]
+) -> tantivy.Query:
+    Query, Occur = tantivy.Query, tantivy.Occur
+    text = Query.boolean_query(
+        [(Occur.Should, Query.term_query(schema, "tokens", t)) for t in tokens]
+    )
+    if not filters:
+        return text
+    clauses = [(Occur.Must, text)]
+    for field_name, values in filters.items():
+        # A term set scores a constant 1 per clause; zero it so filters do not move scores.
+        allowed = Query.const_score_query(Query.term_set_query(schema, field_name, values), 0.0)
+        clauses.append((Occur.Must, allowed))
+    return Query.boolean_query(clauses)
+
+
+def _encode_payload(doc: SearchDocument) -> bytes:
+    payload: dict[str, Any] = {
+        "id": doc.id,
+        "kind": doc.kind,
+        "title": doc.title,
+        "text": doc.text,
+        "session_id": doc.session_id,
+        "source_id": doc.source_id,
+        "scope": doc.scope,
+        "time": doc.time.isoformat() if doc.time is not None else None,
+    }
+    return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+
+def _decode_payload(raw: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(bytes(raw).decode("utf-8"))
+    return data
+
+
+def _to_hit(payload: dict[str, Any], score: float, tokens: list[str]) -> SearchHit:
+    text = payload.get("text") or payload.get("title") or ""
+    time = payload.get("time")
+    return SearchHit(
+        id=payload["id"],
+        kind=payload["kind"],
+        session_id=payload.get("session_id"),
+        source_id=payload.get("source_id"),
+        scope=payload.get("scope"),
+        title=payload.get("title") or "",
+        score=score,
+        excerpts=excerpts(text, tokens),
+        time=datetime.fromisoformat(time) if time else None,
+    )
