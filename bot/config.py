@@ -76,8 +76,12 @@ class Settings(BaseSettings):
     console: bool | None = None
 
     owner: str | None = None
+    open_dms: bool = False  # let anyone in the tenant use the assistant in a DM
     admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     timezone: str = "UTC"
+
+    context_tokens: int = Field(default=8000, ge=1000, description="model input budget")
+    bot_debounce: float = Field(default=0.4, ge=0, description="seconds to gather a burst")
 
     shutdown_grace: float = Field(default=20.0, ge=0)
     poll_interval: float = Field(default=1.0, gt=0)

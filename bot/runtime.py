@@ -19,6 +19,7 @@ from bot.config import Role, Settings
 from bot.host.notify import create_notifier
 from bot.host.timers import Timers, TimerWorker
 from bot.host.workers import Host
+from bot.llm.client import ModelClient, ModelProvider
 from bot.llm.factory import build_model_client
 from bot.llm.recording import DatabaseRecorder
 from bot.services import Services
@@ -58,8 +59,10 @@ async def prepare_schema(db: Database) -> None:
         )
 
 
-def components_for(settings: Settings, role: Role) -> list[Component]:
-    components: list[Component] = []
+def components_for(settings: Settings, role: Role, bot: Component | None = None) -> list[Component]:
+    from bot.assistant.component import Assistant
+
+    components: list[Component] = [bot or Assistant()]
     if settings.feishu_configured:
         from bot.channels.feishu.channel import FeishuChannel
 
@@ -72,12 +75,19 @@ def components_for(settings: Settings, role: Role) -> list[Component]:
 
 
 def create_app(
-    settings: Settings, role: Role = Role.ALL, extra: list[Component] | None = None
+    settings: Settings,
+    role: Role = Role.ALL,
+    extra: list[Component] | None = None,
+    *,
+    bot: Component | None = None,
+    model_provider: ModelProvider | None = None,
 ) -> web.Application:
+    """`bot` replaces the Bot (channel tests use a stand-in); `model_provider` replaces the
+    configured model (tests use a scripted one)."""
     app = web.Application()
     checks: dict[str, ReadinessCheck] = {}
     add_health_routes(app, checks)
-    components = components_for(settings, role) + list(extra or [])
+    components = components_for(settings, role, bot) + list(extra or [])
     for component in components:
         component.add_routes(app)
     app[COMPONENTS] = components
@@ -89,12 +99,17 @@ def create_app(
             notifier = create_notifier(db)
             await notifier.start()
             host = Host(db, notifier, poll_interval=settings.poll_interval)
-            model = build_model_client(
-                settings.model_base_url,
-                settings.model_api_key,
-                settings.model_name,
-                DatabaseRecorder(db),
-                timeout=settings.model_timeout,
+            recorder = DatabaseRecorder(db)
+            model = (
+                ModelClient(model_provider, recorder)
+                if model_provider is not None
+                else build_model_client(
+                    settings.model_base_url,
+                    settings.model_api_key,
+                    settings.model_name,
+                    recorder,
+                    timeout=settings.model_timeout,
+                )
             )
             services = Services(
                 settings=settings,

@@ -200,3 +200,13 @@ class ApiUsage(Base):
     api: Mapped[str] = mapped_column(String(64), primary_key=True)
     day: Mapped[date] = mapped_column(Date, primary_key=True)
     calls: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Admin(Base):
+    """Admins added by command (MAKA_ADMINS are admins too, from the environment)."""
+
+    __tablename__ = "admins"
+
+    open_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    added_by: Mapped[str] = mapped_column(String(128))
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -12,6 +12,7 @@ import aiohttp
 from aiohttp import web
 
 from bot.config import Role, Settings, load_settings
+from bot.llm.client import ModelProvider
 from bot.runtime import SERVICES, Component, create_app
 from bot.services import Services
 
@@ -41,9 +42,14 @@ class RunningApp:
 
 @asynccontextmanager
 async def running_app(
-    settings: Settings, role: Role = Role.ALL, extra: list[Component] | None = None
+    settings: Settings,
+    role: Role = Role.ALL,
+    extra: list[Component] | None = None,
+    *,
+    bot: Component | None = None,
+    model_provider: ModelProvider | None = None,
 ) -> AsyncIterator[RunningApp]:
-    app = create_app(settings, role, extra)
+    app = create_app(settings, role, extra, bot=bot, model_provider=model_provider)
     runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

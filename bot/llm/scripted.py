@@ -22,7 +22,8 @@ from typing import Any, TypeAlias, cast
 from bot.llm.types import Completion, Message, ToolCall, ToolSpec, Usage
 
 Responder: TypeAlias = Callable[
-    [list[Message], list[ToolSpec]], "Completion | Awaitable[Completion]"
+    [list[Message], list[ToolSpec]],
+    "Completion | PlannedReply | Awaitable[Completion] | Awaitable[PlannedReply]",
 ]
 
 
@@ -152,6 +153,8 @@ class ScriptedProvider:
         result = responder(seen_messages, seen_tools)
         if inspect.isawaitable(result):
             result = await result
+        if isinstance(result, PlannedReply):
+            return self._play(result, seen_messages, seen_tools)
         if not isinstance(result, Completion):
             raise TypeError(f"scripted responder returned {type(result).__name__}, not Completion")
         return result

@@ -251,14 +251,26 @@ class FeishuFake(ImHandlers, WsHandlers):
         self._faults.append(_Fault(path_prefix, method, times, "respond", http_status, data, hdrs))
 
     def rate_limit_next(
-        self, path_prefix: str, *, times: int, reset_seconds: int = 1, limit: int = 50,
+        self,
+        path_prefix: str,
+        *,
+        times: int,
+        reset_seconds: int = 1,
+        limit: int = 50,
         method: str | None = None,
     ) -> None:
         """HTTP 429, code 99991400, `x-ogw-ratelimit-limit/-reset`, as the frequency-control doc."""
         headers = {"x-ogw-ratelimit-limit": str(limit), "x-ogw-ratelimit-reset": str(reset_seconds)}
         code, msg = RATE_LIMITED
-        self.fail_next(path_prefix, times=times, http_status=429, code=code, msg=msg,
-                       headers=headers, method=method)
+        self.fail_next(
+            path_prefix,
+            times=times,
+            http_status=429,
+            code=code,
+            msg=msg,
+            headers=headers,
+            method=method,
+        )
 
     def drop_response_after_commit(
         self, path_prefix: str, times: int = 1, *, method: str | None = None
@@ -282,7 +294,8 @@ class FeishuFake(ImHandlers, WsHandlers):
 
     def calls(self, path_prefix: str, method: str | None = None) -> int:
         return sum(
-            1 for r in self.requests
+            1
+            for r in self.requests
             if r.path.startswith(path_prefix) and (method is None or r.method == method.upper())
         )
 
@@ -309,8 +322,15 @@ class FeishuFake(ImHandlers, WsHandlers):
             parsed: Any = json.loads(raw) if raw else None
         except ValueError:
             parsed = None
-        record = RecordedRequest(request.method, request.path, dict(request.query),
-                                 CIMultiDict(request.headers), raw, parsed, time=self.now())
+        record = RecordedRequest(
+            request.method,
+            request.path,
+            dict(request.query),
+            CIMultiDict(request.headers),
+            raw,
+            parsed,
+            time=self.now(),
+        )
         self.requests.append(record)
         fault = self._take_fault(request, "respond")
         response: web.StreamResponse
@@ -362,21 +382,28 @@ class FeishuFake(ImHandlers, WsHandlers):
     async def _app_token(self, request: web.Request) -> web.Response:
         app_id = await self._read_credentials(request)
         token, expire = self.issue_token(app_id)
-        return web.json_response({
-            "code": 0, "msg": "ok", "app_access_token": "a-" + token[2:],
-            "tenant_access_token": token, "expire": expire,
-        })
+        return web.json_response(
+            {
+                "code": 0,
+                "msg": "ok",
+                "app_access_token": "a-" + token[2:],
+                "tenant_access_token": token,
+                "expire": expire,
+            }
+        )
 
     async def _bot_info(self, request: web.Request) -> web.Response:
         self.authenticate(request)
-        return web.json_response({
-            "code": 0,
-            "msg": "ok",
-            "bot": {  # top level, not under "data"
-                "activate_status": 2,
-                "app_name": self.bot_name,
-                "avatar_url": "https://s1-imfile.feishucdn.com/static-resource/v1/fake_avatar",
-                "ip_white_list": [],
-                "open_id": self.bot_open_id,
-            },
-        })
+        return web.json_response(
+            {
+                "code": 0,
+                "msg": "ok",
+                "bot": {  # top level, not under "data"
+                    "activate_status": 2,
+                    "app_name": self.bot_name,
+                    "avatar_url": "https://s1-imfile.feishucdn.com/static-resource/v1/fake_avatar",
+                    "ip_white_list": [],
+                    "open_id": self.bot_open_id,
+                },
+            }
+        )

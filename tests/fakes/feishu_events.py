@@ -68,7 +68,11 @@ class FeishuEventSender:
     # ---- bodies ----------------------------------------------------------------------------
 
     def event_of_type(
-        self, event_type: str, event: JSONDict, *, event_id: str | None = None,
+        self,
+        event_type: str,
+        event: JSONDict,
+        *,
+        event_id: str | None = None,
         create_time: datetime | None = None,
     ) -> JSONDict:
         created = ms(create_time) if create_time else int(time.time() * 1000)
@@ -113,8 +117,11 @@ class FeishuEventSender:
         message.update(create_time=created, update_time=created, chat_id=chat_id)
         if thread_id:
             message["thread_id"] = thread_id
-        message.update(chat_type=chat_type, message_type=message_type,
-                       content=json.dumps(content, ensure_ascii=False))
+        message.update(
+            chat_type=chat_type,
+            message_type=message_type,
+            content=json.dumps(content, ensure_ascii=False),
+        )
         if mentions:
             message["mentions"] = [m.event_dict(i) for i, m in enumerate(mentions)]
         event = {
@@ -129,8 +136,9 @@ class FeishuEventSender:
             },
             "message": message,
         }
-        return self.event_of_type("im.message.receive_v1", event, event_id=event_id,
-                                  create_time=create_time)
+        return self.event_of_type(
+            "im.message.receive_v1", event, event_id=event_id, create_time=create_time
+        )
 
     def url_verification(self, challenge: str | None = None) -> JSONDict:
         return {
@@ -142,7 +150,11 @@ class FeishuEventSender:
     # ---- wire ------------------------------------------------------------------------------
 
     def encode(
-        self, body: JSONDict, *, timestamp: int | None = None, nonce: str | None = None,
+        self,
+        body: JSONDict,
+        *,
+        timestamp: int | None = None,
+        nonce: str | None = None,
         forge_signature: bool = False,
     ) -> tuple[bytes, dict[str, str]]:
         """Raw body bytes and headers, as Feishu would POST them."""
@@ -172,7 +184,8 @@ class FeishuEventSender:
         if session is not None:
             async with session.post(self.webhook_url, data=raw, headers=headers) as resp:
                 return resp.status, await resp.text()
-        async with aiohttp.ClientSession() as own, own.post(
-            self.webhook_url, data=raw, headers=headers
-        ) as resp:
+        async with (
+            aiohttp.ClientSession() as own,
+            own.post(self.webhook_url, data=raw, headers=headers) as resp,
+        ):
             return resp.status, await resp.text()

@@ -41,16 +41,23 @@ from .feishu_models import (
 
 _AT_TAG = re.compile(r'<at user_id="(ou_[^"]+)">([^<]*)</at>')
 _CONTENT_KEYS = {
-    "text": "text", "image": "image_key", "file": "file_key", "audio": "file_key",
-    "media": "file_key", "sticker": "file_key", "share_chat": "chat_id", "share_user": "user_id",
+    "text": "text",
+    "image": "image_key",
+    "file": "file_key",
+    "audio": "file_key",
+    "media": "file_key",
+    "sticker": "file_key",
+    "share_chat": "chat_id",
+    "share_user": "user_id",
 }
 _RECEIVE_ID_TYPES = ("open_id", "union_id", "user_id", "email", "chat_id")
 
 
 def _field_error(field: str, description: str) -> FeishuApiError:
     violation = {"field": field, "description": description}
-    return FeishuApiError(FIELD_VALIDATION, detail=f"{field}: {description}",
-                          error={"field_violations": [violation]})
+    return FeishuApiError(
+        FIELD_VALIDATION, detail=f"{field}: {description}", error={"field_violations": [violation]}
+    )
 
 
 def _int_param(query: Any, name: str, default: int, low: int, high: int) -> int:
@@ -75,12 +82,13 @@ def _paginate(items: list[Any], query: Any, default: int, high: int) -> tuple[li
             offset = int(json.loads(base64.urlsafe_b64decode(token.encode()))["o"])
         except (ValueError, KeyError, TypeError):
             raise _field_error("page_token", "invalid page_token") from None
-    page = items[offset:offset + size]
+    page = items[offset : offset + size]
     more = offset + size < len(items)
     meta: JSONDict = {"has_more": more}
     if more:
         meta["page_token"] = base64.urlsafe_b64encode(
-            json.dumps({"o": offset + size}).encode()).decode()
+            json.dumps({"o": offset + size}).encode()
+        ).decode()
     return page, meta
 
 
@@ -91,17 +99,25 @@ def _check_content(msg_type: str, content: str) -> None:
         body = None
     if msg_type == "interactive":
         if not isinstance(body, dict):
-            raise FeishuApiError(CARD_INVALID, detail="ErrCode: 200621; ErrMsg: parse card json "
-                                 "err, please check whether the card json is correct")
+            raise FeishuApiError(
+                CARD_INVALID,
+                detail="ErrCode: 200621; ErrMsg: parse card json "
+                "err, please check whether the card json is correct",
+            )
         return
     if not isinstance(body, dict):
         raise FeishuApiError(INVALID_PARAM, detail="invalid message content")
     if msg_type == "post":
         locales = body.get("post", body)
-        ok = isinstance(locales, dict) and bool(locales) and all(
-            isinstance(v, dict) and isinstance(v.get("content"), list)
-            and all(isinstance(line, list) for line in v["content"])
-            for v in locales.values()
+        ok = (
+            isinstance(locales, dict)
+            and bool(locales)
+            and all(
+                isinstance(v, dict)
+                and isinstance(v.get("content"), list)
+                and all(isinstance(line, list) for line in v["content"])
+                for v in locales.values()
+            )
         )
         if not ok:
             raise FeishuApiError(INVALID_PARAM, detail="invalid message content")
@@ -139,7 +155,12 @@ class ImHandlers:
     # ---- state for tests -------------------------------------------------------------------
 
     def add_chat(
-        self, chat_id: str, *, name: str, chat_type: str = "group", bot_in_chat: bool = True,
+        self,
+        chat_id: str,
+        *,
+        name: str,
+        chat_type: str = "group",
+        bot_in_chat: bool = True,
         p2p_user: str | None = None,
     ) -> Chat:
         chat = Chat(chat_id, name, chat_type, bot_in_chat, p2p_user)
@@ -211,8 +232,15 @@ class ImHandlers:
         return body, len(raw)
 
     def _send(
-        self, app_id: str, chat: Chat, body: JSONDict, raw_len: int, *,
-        receive_id: str, receive_id_type: str, parent: HistoryMessage | None,
+        self,
+        app_id: str,
+        chat: Chat,
+        body: JSONDict,
+        raw_len: int,
+        *,
+        receive_id: str,
+        receive_id_type: str,
+        parent: HistoryMessage | None,
     ) -> web.Response:
         if not chat.bot_in_chat:
             raise FeishuApiError(BOT_NOT_IN_CHAT)
@@ -227,7 +255,8 @@ class ImHandlers:
             seen = self._uuids.get((app_id, uuid))
             if seen and now - seen[1] < UUID_WINDOW_SECONDS:
                 return web.json_response(
-                    {"code": 0, "msg": "success", "data": self.messages[seen[0]].to_api()})
+                    {"code": 0, "msg": "success", "data": self.messages[seen[0]].to_api()}
+                )
         times = self._send_times.setdefault(chat.chat_id, deque())
         while times and now - times[0] >= 1.0:
             times.popleft()
@@ -255,22 +284,42 @@ class ImHandlers:
             else:
                 root_id, parent_id = parent.root_id or parent.message_id, parent.message_id
         message = HistoryMessage(
-            message_id=new_id("om_"), chat_id=chat.chat_id, content=stored_content,
-            msg_type=msg_type, create_time_ms=int(now * 1000), sender_id=app_id,
-            sender_id_type="app_id", sender_type="app", root_id=root_id, parent_id=parent_id,
-            thread_id=thread_id, mentions=mentions, tenant_key=self.tenant_key,
+            message_id=new_id("om_"),
+            chat_id=chat.chat_id,
+            content=stored_content,
+            msg_type=msg_type,
+            create_time_ms=int(now * 1000),
+            sender_id=app_id,
+            sender_id_type="app_id",
+            sender_type="app",
+            root_id=root_id,
+            parent_id=parent_id,
+            thread_id=thread_id,
+            mentions=mentions,
+            tenant_key=self.tenant_key,
         )
         self._store(message)
         if uuid:
             self._uuids[(app_id, uuid)] = (message.message_id, now)
-        self.sent.append(SentMessage(
-            message_id=message.message_id, chat_id=chat.chat_id, msg_type=msg_type,
-            content=stored_content, request_content=content, receive_id=receive_id,
-            receive_id_type=receive_id_type, app_id=app_id, uuid=uuid,
-            reply_to=parent.message_id if parent else None,
-            reply_in_thread=bool(body.get("reply_in_thread")), root_id=root_id,
-            parent_id=parent_id, thread_id=thread_id, create_time_ms=message.create_time_ms,
-        ))
+        self.sent.append(
+            SentMessage(
+                message_id=message.message_id,
+                chat_id=chat.chat_id,
+                msg_type=msg_type,
+                content=stored_content,
+                request_content=content,
+                receive_id=receive_id,
+                receive_id_type=receive_id_type,
+                app_id=app_id,
+                uuid=uuid,
+                reply_to=parent.message_id if parent else None,
+                reply_in_thread=bool(body.get("reply_in_thread")),
+                root_id=root_id,
+                parent_id=parent_id,
+                thread_id=thread_id,
+                create_time_ms=message.create_time_ms,
+            )
+        )
         return web.json_response({"code": 0, "msg": "success", "data": message.to_api()})
 
     async def _create(self, request: web.Request) -> web.Response:
@@ -283,8 +332,15 @@ class ImHandlers:
         if not isinstance(receive_id, str) or not receive_id:
             raise _field_error("receive_id", "is required and must be a string")
         chat = self._resolve_receiver(receive_id_type, receive_id)
-        return self._send(app_id, chat, body, raw_len, receive_id=receive_id,
-                          receive_id_type=receive_id_type, parent=None)
+        return self._send(
+            app_id,
+            chat,
+            body,
+            raw_len,
+            receive_id=receive_id,
+            receive_id_type=receive_id_type,
+            parent=None,
+        )
 
     async def _reply(self, request: web.Request) -> web.Response:
         app_id = self.authenticate(request)
@@ -298,8 +354,15 @@ class ImHandlers:
         if parent.deleted:
             raise FeishuApiError(MESSAGE_RECALLED)
         chat = self.chats[parent.chat_id]
-        return self._send(app_id, chat, body, raw_len, receive_id=message_id,
-                          receive_id_type="reply", parent=parent)
+        return self._send(
+            app_id,
+            chat,
+            body,
+            raw_len,
+            receive_id=message_id,
+            receive_id_type="reply",
+            parent=parent,
+        )
 
     # ---- reads -----------------------------------------------------------------------------
 
@@ -325,7 +388,8 @@ class ImHandlers:
             end = _int_param(query, "end_time", 10**11, 0, 10**11)
             roots = self._thread_roots()
             items = [
-                m for m in self.chat_messages[container_id]
+                m
+                for m in self.chat_messages[container_id]
                 if start <= m.create_time_ms // 1000 <= end
                 and (m.thread_id is None or roots[m.thread_id] is m)
             ]
@@ -340,10 +404,18 @@ class ImHandlers:
         self.authenticate(request)
         groups = [c for c in self.chats.values() if c.chat_type != "p2p" and c.bot_in_chat]
         page, meta = _paginate(groups, request.query, 20, 100)
-        items = [{
-            "chat_id": c.chat_id, "avatar": "https://s1-imfile.feishucdn.com/fake_chat_avatar",
-            "name": c.name, "description": c.description, "owner_id": c.owner_id,
-            "owner_id_type": "open_id", "external": False, "tenant_key": self.tenant_key,
-            "chat_status": "normal",
-        } for c in page]
+        items = [
+            {
+                "chat_id": c.chat_id,
+                "avatar": "https://s1-imfile.feishucdn.com/fake_chat_avatar",
+                "name": c.name,
+                "description": c.description,
+                "owner_id": c.owner_id,
+                "owner_id_type": "open_id",
+                "external": False,
+                "tenant_key": self.tenant_key,
+                "chat_status": "normal",
+            }
+            for c in page
+        ]
         return web.json_response({"code": 0, "msg": "success", "data": {**meta, "items": items}})

@@ -54,8 +54,19 @@ RICH_LIMIT_BYTES = 30 * 1024
 UUID_MAX_LEN = 50
 UUID_WINDOW_SECONDS = 3600
 MSG_TYPES = frozenset(
-    {"text", "post", "image", "file", "audio", "media", "sticker", "interactive",
-     "share_chat", "share_user", "system"}
+    {
+        "text",
+        "post",
+        "image",
+        "file",
+        "audio",
+        "media",
+        "sticker",
+        "interactive",
+        "share_chat",
+        "share_user",
+        "system",
+    }
 )
 
 

@@ -114,7 +114,7 @@ def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
             length, pos = _read_varint(data, pos)
             if pos + length > len(data):
                 raise ValueError("truncated field")
-            out.append((number, data[pos:pos + length]))
+            out.append((number, data[pos : pos + length]))
             pos += length
         elif wire in (1, 5):
             pos += 8 if wire == 1 else 4
@@ -145,8 +145,12 @@ class WsFrame:
 
     def encode(self) -> bytes:
         out = bytearray()
-        for number, value in ((1, self.seq_id), (2, self.log_id), (3, self.service),
-                              (4, self.method)):
+        for number, value in (
+            (1, self.seq_id),
+            (2, self.log_id),
+            (3, self.service),
+            (4, self.method),
+        ):
             out += _varint(number << 3) + _varint(value)
         for key, text in self.headers:
             out += _field_bytes(5, _field_bytes(1, key.encode()) + _field_bytes(2, text.encode()))
@@ -317,9 +321,13 @@ class WsHandlers:
 
     def ws_event_sender(self, app_id: str, verification_token: str = "") -> FeishuEventSender:
         """Builds event bodies for `ws_push_event` (no webhook URL, no encryption)."""
-        return FeishuEventSender("", app_id=app_id, encrypt_key=None,
-                                 verification_token=verification_token,
-                                 tenant_key=self.tenant_key)
+        return FeishuEventSender(
+            "",
+            app_id=app_id,
+            encrypt_key=None,
+            verification_token=verification_token,
+            tenant_key=self.tenant_key,
+        )
 
     def ws_connections(self, app_id: str) -> int:
         return len(self._ws_live.get(app_id, {}))
@@ -332,18 +340,25 @@ class WsHandlers:
 
     async def ws_wait_connected(self, app_id: str, timeout: float = 10.0, *, count: int = 1) -> int:
         """Until at least `count` connections of the app are live; returns how many are."""
-        await self._ws_wait(lambda: self.ws_connections(app_id) >= count, timeout,
-                            f"{count} live long connection(s) of {app_id}")
+        await self._ws_wait(
+            lambda: self.ws_connections(app_id) >= count,
+            timeout,
+            f"{count} live long connection(s) of {app_id}",
+        )
         return self.ws_connections(app_id)
 
     async def ws_wait_pings(self, app_id: str, count: int = 1, timeout: float = 10.0) -> None:
-        await self._ws_wait(lambda: len(self.ws_pings_for(app_id)) >= count, timeout,
-                            f"{count} ping(s) from {app_id}")
+        await self._ws_wait(
+            lambda: len(self.ws_pings_for(app_id)) >= count,
+            timeout,
+            f"{count} ping(s) from {app_id}",
+        )
 
     async def ws_wait_response(self, delivery: WsDelivery, timeout: float = 10.0) -> int:
         """The ack of a delivery, also one that arrives after `ws_push_event` gave up."""
-        await self._ws_wait(lambda: delivery.response_code is not None, timeout,
-                            f"the ack of {delivery.message_id}")
+        await self._ws_wait(
+            lambda: delivery.response_code is not None, timeout, f"the ack of {delivery.message_id}"
+        )
         assert delivery.response_code is not None
         return delivery.response_code
 
@@ -380,11 +395,19 @@ class WsHandlers:
         size = fragment_size or self.ws_fragment_size
         chunks = [payload]
         if size and len(payload) > size:
-            chunks = [payload[i:i + size] for i in range(0, len(payload), size)]
+            chunks = [payload[i : i + size] for i in range(0, len(payload), size)]
         message_id = str(uuid.uuid4())
         trace_id = secrets.token_hex(16)
-        delivery = WsDelivery(app, conn.info.conn_id, message_id, trace_id, message_type,
-                              payload, len(chunks), self.now())
+        delivery = WsDelivery(
+            app,
+            conn.info.conn_id,
+            message_id,
+            trace_id,
+            message_type,
+            payload,
+            len(chunks),
+            self.now(),
+        )
         self.ws_deliveries.append(delivery)
         self._ws_by_message_id[message_id] = delivery
         future: asyncio.Future[WsFrame] = asyncio.get_running_loop().create_future()
@@ -486,9 +509,11 @@ class WsHandlers:
             conn.info.closed_by = by
         for future in conn.pending.values():
             if not future.done():
-                future.set_exception(ConnectionError(
-                    f"long connection {conn.info.conn_id} closed ({by}) before the ack"
-                ))
+                future.set_exception(
+                    ConnectionError(
+                        f"long connection {conn.info.conn_id} closed ({by}) before the ack"
+                    )
+                )
 
     async def _ws_endpoint(self, request: web.Request) -> web.Response:
         try:
@@ -508,16 +533,20 @@ class WsHandlers:
         ticket = str(uuid.uuid4())
         self._ws_tickets[ticket] = _Ticket(app_id, device_id, SERVICE_ID)
         ws_base = "ws" + self.url.removeprefix("http")
-        url = (f"{ws_base}{WS_PATH}?fpid=493&aid=552564&device_id={device_id}"
-               f"&access_key={secrets.token_hex(16)}&service_id={SERVICE_ID}&ticket={ticket}")
-        return web.json_response({
-            "code": OK, "msg": "ok",
-            "data": {"URL": url, "ClientConfig": self.ws_config.to_json()},
-        })
+        url = (
+            f"{ws_base}{WS_PATH}?fpid=493&aid=552564&device_id={device_id}"
+            f"&access_key={secrets.token_hex(16)}&service_id={SERVICE_ID}&ticket={ticket}"
+        )
+        return web.json_response(
+            {
+                "code": OK,
+                "msg": "ok",
+                "data": {"URL": url, "ClientConfig": self.ws_config.to_json()},
+            }
+        )
 
     def _ws_refuse(self, fault: _HandshakeFault) -> web.Response:
-        headers = {"Handshake-Status": str(fault.handshake_status),
-                   "Handshake-Msg": fault.message}
+        headers = {"Handshake-Status": str(fault.handshake_status), "Handshake-Msg": fault.message}
         if fault.auth_errcode is not None:
             headers["Handshake-Autherrcode"] = str(fault.auth_errcode)
         return web.Response(status=fault.http_status, headers=headers)
@@ -535,11 +564,17 @@ class WsHandlers:
             return self._ws_refuse(fault)
         ticket = self._ws_tickets.pop(request.query.get("ticket", ""), None)
         if ticket is None or request.query.get("device_id") != ticket.device_id:
-            return self._ws_refuse(_HandshakeFault(0, 401, HANDSHAKE_AUTH_FAILED,
-                                                   "auth resp code error", AUTH_TICKET_INVALID))
+            return self._ws_refuse(
+                _HandshakeFault(
+                    0, 401, HANDSHAKE_AUTH_FAILED, "auth resp code error", AUTH_TICKET_INVALID
+                )
+            )
         if self.ws_connections(ticket.app_id) >= self.ws_max_connections:
-            return self._ws_refuse(_HandshakeFault(0, 401, HANDSHAKE_AUTH_FAILED,
-                                                   "exceed conn limit", EXCEED_CONN_LIMIT))
+            return self._ws_refuse(
+                _HandshakeFault(
+                    0, 401, HANDSHAKE_AUTH_FAILED, "exceed conn limit", EXCEED_CONN_LIMIT
+                )
+            )
         ws = web.WebSocketResponse(max_msg_size=16 * 1024 * 1024)
         await ws.prepare(request)
         info = WsConnectionInfo(ticket.app_id, ticket.device_id, ticket.service_id, self.now())

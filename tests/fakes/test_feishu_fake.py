@@ -54,8 +54,12 @@ def sdk(
 ) -> tuple[lark.Client, str, str]:
     app_id, secret = fake.new_app()  # a fresh app_id: the SDK token cache is process-global
     builder = (
-        lark.Client.builder().app_id(app_id).app_secret(secret).domain(fake.url)
-        .log_level(lark.LogLevel.CRITICAL).enable_set_token(set_token)
+        lark.Client.builder()
+        .app_id(app_id)
+        .app_secret(secret)
+        .domain(fake.url)
+        .log_level(lark.LogLevel.CRITICAL)
+        .enable_set_token(set_token)
     )
     if timeout is not None:
         builder = builder.timeout(timeout)
@@ -66,7 +70,9 @@ def create_request(
     receive_id: str, text: str, *, uuid: str | None = None, id_type: str = "chat_id"
 ) -> CreateMessageRequest:
     body = (
-        CreateMessageRequestBody.builder().receive_id(receive_id).msg_type("text")
+        CreateMessageRequestBody.builder()
+        .receive_id(receive_id)
+        .msg_type("text")
         .content(json.dumps({"text": text}))
     )
     if uuid:
@@ -79,7 +85,9 @@ def reply_request(
     message_id: str, text: str, *, in_thread: bool = False, uuid: str | None = None
 ) -> ReplyMessageRequest:
     body = (
-        ReplyMessageRequestBody.builder().msg_type("text").content(json.dumps({"text": text}))
+        ReplyMessageRequestBody.builder()
+        .msg_type("text")
+        .content(json.dumps({"text": text}))
         .reply_in_thread(in_thread)
     )
     if uuid:
@@ -94,9 +102,10 @@ async def create(
 
 
 async def fetch_token(fake: FeishuFake, app_id: str, secret: str) -> str:
-    async with aiohttp.ClientSession() as s, s.post(
-        fake.url + TOKEN_PATH, json={"app_id": app_id, "app_secret": secret}
-    ) as r:
+    async with (
+        aiohttp.ClientSession() as s,
+        s.post(fake.url + TOKEN_PATH, json={"app_id": app_id, "app_secret": secret}) as r,
+    ):
         body = await r.json()
     return str(body["tenant_access_token"])
 
@@ -105,9 +114,10 @@ async def post_json(
     fake: FeishuFake, path: str, body: Any, token: str | None, **params: str
 ) -> tuple[int, dict[str, Any]]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with aiohttp.ClientSession() as s, s.post(
-        fake.url + path, json=body, headers=headers, params=params
-    ) as r:
+    async with (
+        aiohttp.ClientSession() as s,
+        s.post(fake.url + path, json=body, headers=headers, params=params) as r,
+    ):
         return r.status, await r.json()
 
 
@@ -129,16 +139,18 @@ async def test_tenant_token_lifecycle_and_bot_info_over_plain_http(fake: FeishuF
 
     async with aiohttp.ClientSession() as s:
         for token in (first, second):
-            async with s.get(fake.url + "/open-apis/bot/v3/info",
-                             headers={"Authorization": f"Bearer {token}"}) as r:
+            async with s.get(
+                fake.url + "/open-apis/bot/v3/info", headers={"Authorization": f"Bearer {token}"}
+            ) as r:
                 info = await r.json()
             assert r.status == 200 and info["code"] == 0 and "data" not in info
             assert info["bot"]["open_id"] == "ou_bot" and info["bot"]["app_name"] == "Maka"
             assert info["bot"]["activate_status"] == 2
         async with s.get(fake.url + "/open-apis/bot/v3/info") as r:
             assert r.status == 400 and (await r.json())["code"] == 99991661
-        async with s.get(fake.url + "/open-apis/bot/v3/info",
-                         headers={"Authorization": "Bearer t-unknown"}) as r:
+        async with s.get(
+            fake.url + "/open-apis/bot/v3/info", headers={"Authorization": "Bearer t-unknown"}
+        ) as r:
             assert r.status == 400 and (await r.json())["code"] == 99991663
 
     status, body = await post_json(fake, TOKEN_PATH, {"app_id": app_id, "app_secret": "x"}, None)
@@ -228,8 +240,14 @@ async def test_request_option_token_is_ignored_unless_enable_set_token(fake: Fei
     assert fake.calls(TOKEN_PATH) == 1
     assert fake.requests[-1].authorization != "Bearer t-mine"
 
-    own = (lark.Client.builder().app_id(app_id).app_secret(secret).domain(fake.url)
-           .enable_set_token(True).build())
+    own = (
+        lark.Client.builder()
+        .app_id(app_id)
+        .app_secret(secret)
+        .domain(fake.url)
+        .enable_set_token(True)
+        .build()
+    )
     resp = await create(own, create_request("oc_group", "y"), option_with("t-mine"))
     assert (resp.code, resp.raw.status_code) == (99991663, 400)
     assert fake.requests[-1].authorization == "Bearer t-mine"
@@ -241,19 +259,25 @@ async def test_sdk_reply_in_thread_and_list_thread(fake: FeishuFake) -> None:
     root = HistoryMessage.text("question", create_time=datetime.now(UTC) - timedelta(minutes=1))
     fake.add_history("oc_group", [root])
     first = await asyncio.to_thread(
-        client.im.v1.message.reply, reply_request(root.message_id, "a1", in_thread=True))
+        client.im.v1.message.reply, reply_request(root.message_id, "a1", in_thread=True)
+    )
     assert first.success(), (first.code, first.msg)
     thread_id = first.data.thread_id
     assert thread_id.startswith("omt_")
     assert first.data.root_id == first.data.parent_id == root.message_id
     second = await asyncio.to_thread(
-        client.im.v1.message.reply, reply_request(first.data.message_id, "a2"))
+        client.im.v1.message.reply, reply_request(first.data.message_id, "a2")
+    )
     assert second.data.thread_id == thread_id and second.data.parent_id == root.message_id
     assert [s.reply_to for s in fake.sent] == [root.message_id, first.data.message_id]
 
     def listing(container_type: str, container_id: str) -> list[Any]:
-        req = (ListMessageRequest.builder().container_id_type(container_type)
-               .container_id(container_id).build())
+        req = (
+            ListMessageRequest.builder()
+            .container_id_type(container_type)
+            .container_id(container_id)
+            .build()
+        )
         resp = client.im.v1.message.list(req)
         assert resp.success(), (resp.code, resp.msg)
         return list(resp.data.items or [])
@@ -269,7 +293,8 @@ async def test_sdk_reply_in_thread_and_list_thread(fake: FeishuFake) -> None:
     assert (missing.code, missing.raw.status_code) == (99992354, 400)
     fake.recall_message(root.message_id)
     recalled = await asyncio.to_thread(
-        client.im.v1.message.reply, reply_request(root.message_id, "x"))
+        client.im.v1.message.reply, reply_request(root.message_id, "x")
+    )
     assert recalled.code == 230011
 
 
@@ -277,11 +302,15 @@ async def test_sdk_list_history_pages_time_range_and_sort(fake: FeishuFake) -> N
     client, _, _ = sdk(fake)
     base = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
     bob = Mention("ou_bot", "Maka")
-    fake.add_history("oc_group", [
-        HistoryMessage.text(f"m{i}", create_time=base + timedelta(minutes=i),
-                            mentions=[bob] if i == 0 else None)
-        for i in range(7)
-    ])
+    fake.add_history(
+        "oc_group",
+        [
+            HistoryMessage.text(
+                f"m{i}", create_time=base + timedelta(minutes=i), mentions=[bob] if i == 0 else None
+            )
+            for i in range(7)
+        ],
+    )
 
     def page(**kw: Any) -> Any:
         b = ListMessageRequest.builder().container_id_type("chat").container_id("oc_group")
@@ -306,13 +335,19 @@ async def test_sdk_list_history_pages_time_range_and_sort(fake: FeishuFake) -> N
     first = (await asyncio.to_thread(page, page_size=1)).data.items[0]
     assert first.create_time == str(int(base.timestamp() * 1000))
     assert (first.sender.id, first.sender.id_type, first.sender.sender_type) == (
-        "ou_user", "open_id", "user")
+        "ou_user",
+        "open_id",
+        "user",
+    )
     assert first.mentions[0].id == "ou_bot" and first.chat_id == "oc_group"
 
-    start, end = int((base + timedelta(minutes=2)).timestamp()), int(
-        (base + timedelta(minutes=4)).timestamp())  # seconds, inclusive
-    resp = await asyncio.to_thread(page, start_time=str(start), end_time=str(end),
-                                   sort_type="ByCreateTimeDesc")
+    start, end = (
+        int((base + timedelta(minutes=2)).timestamp()),
+        int((base + timedelta(minutes=4)).timestamp()),
+    )  # seconds, inclusive
+    resp = await asyncio.to_thread(
+        page, start_time=str(start), end_time=str(end), sort_type="ByCreateTimeDesc"
+    )
     assert [json.loads(m.body.content)["text"] for m in resp.data.items] == ["m4", "m3", "m2"]
 
     too_big = await asyncio.to_thread(page, page_size=51)
@@ -372,8 +407,12 @@ async def test_fail_next_answers_what_it_is_told(fake: FeishuFake) -> None:
     fake.fail_next(MESSAGES, http_status=400, code=230020, msg="chat rate limit", method="POST")
     resp = await create(client, create_request("oc_group", "x"))
     assert (resp.code, resp.raw.status_code, resp.msg) == (230020, 400, "chat rate limit")
-    fake.fail_next(MESSAGES, http_status=502, raw_body="<html>bad gateway</html>",
-                   headers={"Content-Type": "text/html"})
+    fake.fail_next(
+        MESSAGES,
+        http_status=502,
+        raw_body="<html>bad gateway</html>",
+        headers={"Content-Type": "text/html"},
+    )
     with pytest.raises(json.JSONDecodeError):  # the SDK parses every body as JSON
         await create(client, create_request("oc_group", "x"))
     assert fake.sent == []
@@ -387,8 +426,14 @@ async def test_expire_tokens_gives_invalid_token_until_refetched(fake: FeishuFak
     assert (stale.code, stale.raw.status_code) == (99991663, 400)
     assert fake.calls(TOKEN_PATH) == 1  # the SDK neither refreshed nor retried: cached token
     fresh = await fetch_token(fake, app_id, secret)
-    own = (lark.Client.builder().app_id(app_id).app_secret(secret).domain(fake.url)
-           .enable_set_token(True).build())
+    own = (
+        lark.Client.builder()
+        .app_id(app_id)
+        .app_secret(secret)
+        .domain(fake.url)
+        .enable_set_token(True)
+        .build()
+    )
     assert (await create(own, create_request("oc_group", "again"), option_with(fresh))).success()
 
 
@@ -409,12 +454,17 @@ async def test_drop_response_after_commit(fake: FeishuFake) -> None:
     fake.drop_response_after_commit(MESSAGES)
     with pytest.raises(httpx.RemoteProtocolError):
         await async_client.im.v1.message.acreate(
-            create_request("oc_group", "a"), option_with(token))
+            create_request("oc_group", "a"), option_with(token)
+        )
     fake.drop_response_after_commit(MESSAGES)
     with pytest.raises(aiohttp.ServerDisconnectedError):
-        await post_json(fake, MESSAGES, {"receive_id": "oc_group", "msg_type": "text",
-                                         "content": '{"text":"b"}'}, token,
-                        receive_id_type="chat_id")
+        await post_json(
+            fake,
+            MESSAGES,
+            {"receive_id": "oc_group", "msg_type": "text", "content": '{"text":"b"}'},
+            token,
+            receive_id_type="chat_id",
+        )
     assert [s.text for s in fake.sent][-2:] == ["a", "b"]
 
 
@@ -437,7 +487,9 @@ async def test_validation_errors_match_the_docs(fake: FeishuFake) -> None:
     assert await send(text("x" * (140 * 1024))) == (200, 0)
     assert await send(text("x" * (151 * 1024))) == (400, 230025)
     assert await send({**text("x"), "msg_type": "post", "content": json.dumps(post)}) == (
-        400, 230025)
+        400,
+        230025,
+    )
     assert await send(text("x", chat="oc_missing")) == (400, 99992356)
     assert await send(text("x", chat="oc_left")) == (400, 230002)
     assert await send(text("x"), id_type="nope") == (400, 99992402)
@@ -484,8 +536,12 @@ def raw_request(raw: bytes, headers: Any) -> lark.RawRequest:
 
 
 def sender(encrypt_key: str | None = ENCRYPT_KEY) -> FeishuEventSender:
-    return FeishuEventSender("http://127.0.0.1:9/unused", app_id="cli_app",
-                             encrypt_key=encrypt_key, verification_token=VERIFICATION_TOKEN)
+    return FeishuEventSender(
+        "http://127.0.0.1:9/unused",
+        app_id="cli_app",
+        encrypt_key=encrypt_key,
+        verification_token=VERIFICATION_TOKEN,
+    )
 
 
 def test_lark_aescipher_decrypts_our_payload() -> None:
@@ -502,9 +558,17 @@ def test_lark_dispatcher_verifies_signature_and_parses_message_event() -> None:
     events = sender()
     created = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
     body = events.message_event(
-        text="@_user_1 hello", chat_id="oc_group", chat_type="group", sender_open_id="ou_alice",
-        mentions=[Mention("ou_bot", "Maka")], create_time=created, message_id="om_1",
-        root_id="om_0", parent_id="om_0", thread_id="omt_1", event_id="ev_1",
+        text="@_user_1 hello",
+        chat_id="oc_group",
+        chat_type="group",
+        sender_open_id="ou_alice",
+        mentions=[Mention("ou_bot", "Maka")],
+        create_time=created,
+        message_id="om_1",
+        root_id="om_0",
+        parent_id="om_0",
+        thread_id="omt_1",
+        event_id="ev_1",
     )
     raw, headers = events.encode(body, timestamp=1714555800, nonce="n1")
     received: list[P2ImMessageReceiveV1] = []
@@ -515,7 +579,11 @@ def test_lark_dispatcher_verifies_signature_and_parses_message_event() -> None:
     assert event.header.token == VERIFICATION_TOKEN and event.header.app_id == "cli_app"
     msg = event.event.message
     assert (msg.message_id, msg.chat_id, msg.chat_type, msg.message_type) == (
-        "om_1", "oc_group", "group", "text")
+        "om_1",
+        "oc_group",
+        "group",
+        "text",
+    )
     assert (msg.root_id, msg.parent_id, msg.thread_id) == ("om_0", "om_0", "omt_1")
     assert json.loads(msg.content) == {"text": "@_user_1 hello"}
     assert msg.create_time == str(int(created.timestamp() * 1000))
@@ -546,8 +614,9 @@ def test_lark_dispatcher_url_verification_plain_and_unknown_event() -> None:
     assert dispatcher(received, encrypt_key="").do(raw_request(raw, headers)).status_code == 200
     assert len(received) == 1
 
-    raw, headers = events.encode(events.event_of_type("im.chat.member.bot.added_v1",
-                                                      {"chat_id": "oc_new"}))
+    raw, headers = events.encode(
+        events.event_of_type("im.chat.member.bot.added_v1", {"chat_id": "oc_new"})
+    )
     resp = dispatcher([]).do(raw_request(raw, headers))
     assert resp.status_code == 500  # the SDK turns an unregistered type into a 500 (retry storm)
 
@@ -558,8 +627,9 @@ async def test_post_delivers_to_a_webhook() -> None:
 
     async def webhook(request: web.Request) -> web.Response:
         resp = handler.do(raw_request(await request.read(), request.headers))
-        return web.Response(status=resp.status_code or 500, body=resp.content,
-                            content_type="application/json")
+        return web.Response(
+            status=resp.status_code or 500, body=resp.content, content_type="application/json"
+        )
 
     app = web.Application()
     app.router.add_post("/webhook/event", webhook)
@@ -569,8 +639,12 @@ async def test_post_delivers_to_a_webhook() -> None:
     await site.start()
     host, port = runner.addresses[0][:2]
     try:
-        events = FeishuEventSender(f"http://{host}:{port}/webhook/event", app_id="cli_app",
-                                   encrypt_key=ENCRYPT_KEY, verification_token=VERIFICATION_TOKEN)
+        events = FeishuEventSender(
+            f"http://{host}:{port}/webhook/event",
+            app_id="cli_app",
+            encrypt_key=ENCRYPT_KEY,
+            verification_token=VERIFICATION_TOKEN,
+        )
         status, text = await events.post(events.url_verification("c-2"))
         assert (status, json.loads(text)) == (200, {"challenge": "c-2"})
         status, text = await events.post(events.message_event(text="hi", message_id="om_p"))

@@ -104,13 +104,18 @@ def make_client(
         .register_p2_im_message_receive_v1(handler)
         .build()
     )
-    client = lark.ws.Client(app_id, secret, event_handler=dispatcher, domain=fake.url,
-                            log_level=lark.LogLevel.WARNING)
+    client = lark.ws.Client(
+        app_id, secret, event_handler=dispatcher, domain=fake.url, log_level=lark.LogLevel.WARNING
+    )
     return client, app_id
 
 
 async def start_client(
-    fake: FeishuFake, runners: list[LarkWsRunner], handler: Handler, *, connect: bool = True,
+    fake: FeishuFake,
+    runners: list[LarkWsRunner],
+    handler: Handler,
+    *,
+    connect: bool = True,
 ) -> tuple[LarkWsRunner, str]:
     client, app_id = make_client(fake, handler)
     runner = LarkWsRunner(client)
@@ -125,10 +130,21 @@ async def start_client(
 
 
 def test_frame_codec_matches_the_sdk_protobuf() -> None:
-    ours = WsFrame(seq_id=7, log_id=2**63 + 5, service=SERVICE_ID, method=1,
-                   headers=[("type", "event"), ("message_id", "m-1"), ("sum", "1"),
-                            ("seq", "0"), ("trace_id", "t")],
-                   payload='{"k": "中文"}'.encode(), log_id_new="n")
+    ours = WsFrame(
+        seq_id=7,
+        log_id=2**63 + 5,
+        service=SERVICE_ID,
+        method=1,
+        headers=[
+            ("type", "event"),
+            ("message_id", "m-1"),
+            ("sum", "1"),
+            ("seq", "0"),
+            ("trace_id", "t"),
+        ],
+        payload='{"k": "中文"}'.encode(),
+        log_id_new="n",
+    )
     sdk = Frame()
     sdk.ParseFromString(ours.encode())
     assert (sdk.SeqID, sdk.LogID, sdk.service, sdk.method) == (7, 2**63 + 5, SERVICE_ID, 1)
@@ -147,20 +163,26 @@ def test_frame_codec_matches_the_sdk_protobuf() -> None:
 async def test_endpoint_answers_like_feishu(fake: FeishuFake) -> None:
     app_id, secret = fake.new_app()
     async with aiohttp.ClientSession() as http:
-        async with http.post(fake.url + WS_ENDPOINT_PATH,
-                             json={"AppID": app_id, "AppSecret": secret}) as resp:
+        async with http.post(
+            fake.url + WS_ENDPOINT_PATH, json={"AppID": app_id, "AppSecret": secret}
+        ) as resp:
             assert resp.status == 200
             ok = await resp.json()
-        async with http.post(fake.url + WS_ENDPOINT_PATH,
-                             json={"AppID": app_id, "AppSecret": "wrong"}) as resp:
+        async with http.post(
+            fake.url + WS_ENDPOINT_PATH, json={"AppID": app_id, "AppSecret": "wrong"}
+        ) as resp:
             assert resp.status == 200
             wrong_secret = await resp.json()
-        async with http.post(fake.url + WS_ENDPOINT_PATH,
-                             json={"AppID": "cli_nope", "AppSecret": secret}) as resp:
+        async with http.post(
+            fake.url + WS_ENDPOINT_PATH, json={"AppID": "cli_nope", "AppSecret": secret}
+        ) as resp:
             unknown_app = await resp.json()
     assert ok["code"] == 0
     assert ok["data"]["ClientConfig"] == {
-        "ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 0, "PingInterval": 5,
+        "ReconnectCount": -1,
+        "ReconnectInterval": 1,
+        "ReconnectNonce": 0,
+        "PingInterval": 5,
     }
     url = urlparse(ok["data"]["URL"])
     assert url.scheme == "ws" and f"{url.scheme}://{url.netloc}" == "ws" + fake.url[4:]
@@ -175,8 +197,12 @@ async def test_sdk_reads_the_endpoint_and_rejects_bad_credentials(fake: FeishuFa
     client, _ = make_client(fake, lambda _e: None)
     url = await asyncio.to_thread(client._get_conn_url)
     assert url.startswith("ws://127.0.0.1:")
-    assert (client._reconnect_count, client._reconnect_interval, client._reconnect_nonce,
-            client._ping_interval) == (-1, 3, 0, 5)
+    assert (
+        client._reconnect_count,
+        client._reconnect_interval,
+        client._reconnect_nonce,
+        client._ping_interval,
+    ) == (-1, 3, 0, 5)
 
     app_id, _ = fake.new_app()
     bad, _ = make_client(fake, lambda _e: None, app=(app_id, "wrong-secret"))
@@ -261,8 +287,9 @@ async def test_blocking_handler_misses_the_deadline_then_acks_late(
 ) -> None:
     _, app_id = await start_client(fake, runners, lambda _e: time.sleep(1.5))
     with pytest.raises(WsPushTimeout):
-        await fake.ws_push_event(fake.ws_event_sender(app_id).message_event(text="slow"),
-                                 timeout=0.5)
+        await fake.ws_push_event(
+            fake.ws_event_sender(app_id).message_event(text="slow"), timeout=0.5
+        )
     delivery = fake.ws_deliveries[-1]
     assert delivery.timed_out and delivery.response_code is None
     assert await fake.ws_wait_response(delivery, timeout=5) == 200
@@ -364,8 +391,9 @@ async def test_cluster_mode_delivers_each_event_to_one_connection(fake: FeishuFa
     async with aiohttp.ClientSession() as http:
         urls = []
         for _ in range(2):
-            async with http.post(fake.url + WS_ENDPOINT_PATH,
-                                 json={"AppID": app_id, "AppSecret": secret}) as resp:
+            async with http.post(
+                fake.url + WS_ENDPOINT_PATH, json={"AppID": app_id, "AppSecret": secret}
+            ) as resp:
                 urls.append((await resp.json())["data"]["URL"])
         sockets = [await http.ws_connect(url) for url in urls]
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:

@@ -15,6 +15,7 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import select
 
+from bot.channels.console.identity import CONSOLE_PLATFORM, console_identity
 from bot.channels.feishu.sender import OUTBOX_TOPIC
 from bot.channels.messages import InboundMessage
 from bot.config import Settings
@@ -25,15 +26,9 @@ from storage.models import InboundEvent
 from storage.repos import conversations, outbox
 from storage.types import utcnow
 
-PLATFORM = "console"
-CONSOLE_OWNER = "ou_console_owner"
+PLATFORM = CONSOLE_PLATFORM
 CHATS = {"dm": ("console-dm", "p2p"), "group": ("console-group", "group")}
 BOT_NAME = "Maka"
-
-
-def console_identity(settings: Settings) -> str:
-    """Who the page speaks as by default: the owner."""
-    return settings.owner or CONSOLE_OWNER
 
 
 class PostMessage(BaseModel):

@@ -12,7 +12,7 @@ from tests.waiting import wait_until
 async def test_console_dm_gets_a_reply_through_the_outbox(
     tmp_path: Path, database_url: str
 ) -> None:
-    async with running_app(make_settings(tmp_path, database_url), extra=[EchoComponent()]) as app:
+    async with running_app(make_settings(tmp_path, database_url), bot=EchoComponent()) as app:
         async with app.http.get(f"{app.url}/console") as resp:
             assert resp.status == 200 and "Maka Assistant" in await resp.text()
         async with app.http.post(f"{app.url}/console/api/messages", json={"text": "hi"}) as resp:
@@ -30,7 +30,7 @@ async def test_console_dm_gets_a_reply_through_the_outbox(
 
 
 async def test_console_group_answers_only_when_mentioned(tmp_path: Path, database_url: str) -> None:
-    async with running_app(make_settings(tmp_path, database_url), extra=[EchoComponent()]) as app:
+    async with running_app(make_settings(tmp_path, database_url), bot=EchoComponent()) as app:
         post = f"{app.url}/console/api/messages"
         async with app.http.post(post, json={"text": "chatter", "chat": "group"}) as resp:
             assert (await resp.json())["outcome"] == "history"

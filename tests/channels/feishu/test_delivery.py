@@ -13,8 +13,8 @@ from bot.runtime import COMPONENTS
 from storage.models import OutboxMessage
 from storage.repos import inbound
 from storage.types import utcnow
-from tests.channels.feishu.conftest import FeishuWorld, WorldFactory
 from tests.fakes import FeishuFake, Mention
+from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
 
 

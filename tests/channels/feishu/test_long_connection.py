@@ -10,8 +10,8 @@ import pytest
 import bot.channels.feishu.ws as ws_module
 from bot.channels.feishu.channel import FeishuChannel
 from bot.runtime import COMPONENTS
-from tests.channels.feishu.conftest import FeishuWorld, WorldFactory
 from tests.fakes.feishu_ws import WS_ENDPOINT_PATH
+from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
 
 # the SDK's ping loop calls the deprecated `logger.warn` when a ping races a reconnect

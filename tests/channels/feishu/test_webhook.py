@@ -11,7 +11,7 @@ import urllib.request
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.channels.feishu.conftest import WorldFactory
+from tests.feishu_world import WorldFactory
 
 
 async def test_url_verification_echoes_the_challenge(make_world: WorldFactory) -> None:

@@ -1,0 +1,75 @@
+"""The agent loop: ask the model, run the tools it calls, feed the results back, until it
+stops calling tools, a tool ends the turn, or the step limit is reached."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+from bot.agent.framing import quote_data
+from bot.agent.tools import ToolOutcome, ToolRegistry
+from bot.llm.client import ModelClient
+from bot.llm.types import Message
+
+log = logging.getLogger(__name__)
+Ctx = TypeVar("Ctx")
+
+
+class Stop(StrEnum):
+    NO_TOOL_CALLS = "no_tool_calls"
+    ENDED = "ended"  # a tool (e.g. sleep) ended the turn
+    STEP_LIMIT = "step_limit"
+
+
+@dataclass
+class LoopResult:
+    stop: Stop
+    steps: int
+    produced: list[Message] = field(default_factory=list)  # assistant and tool messages
+    outcomes: list[ToolOutcome] = field(default_factory=list)
+
+
+class AgentLoop(Generic[Ctx]):
+    def __init__(
+        self, model: ModelClient, registry: ToolRegistry[Ctx], *, purpose: str, max_steps: int = 8
+    ) -> None:
+        self.model = model
+        self.registry = registry
+        self.purpose = purpose
+        self.max_steps = max_steps
+
+    async def run(
+        self,
+        ctx: Ctx,
+        prompt: Sequence[Message],
+        *,
+        ended: Callable[[Ctx], bool] = lambda _ctx: False,
+    ) -> LoopResult:
+        messages = list(prompt)
+        result = LoopResult(Stop.STEP_LIMIT, 0)
+        tools = self.registry.specs()
+        for step in range(1, self.max_steps + 1):
+            result.steps = step
+            completion = await self.model.complete(messages, tools, purpose=self.purpose)
+            assistant = completion.as_message()
+            messages.append(assistant)
+            result.produced.append(assistant)
+            if not completion.tool_calls:
+                result.stop = Stop.NO_TOOL_CALLS
+                return result
+            for call in completion.tool_calls:
+                outcome = await self.registry.run(ctx, call)
+                result.outcomes.append(outcome)
+                reply = Message.tool(
+                    call.id, quote_data(f"tool:{call.name}", outcome.output), name=call.name
+                )
+                messages.append(reply)
+                result.produced.append(reply)
+            if ended(ctx):
+                result.stop = Stop.ENDED
+                return result
+        log.warning("%s turn hit the step limit (%d)", self.purpose, self.max_steps)
+        return result

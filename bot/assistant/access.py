@@ -1,0 +1,51 @@
+"""Who may do what: the owner, admins (MAKA_ADMINS plus those added by command), anyone else.
+
+This is a personal assistant holding its owner's mail and chats, so a stranger's direct
+message gets a one-line refusal unless DMs are opened to the tenant (MAKA_OPEN_DMS).
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.channels.console.identity import CONSOLE_PLATFORM, console_identity
+from bot.config import Settings
+from storage.repos import admins
+
+log = logging.getLogger(__name__)
+
+NOT_PERMITTED_DM = "not permitted: this is a personal assistant"
+NOT_PERMITTED = "not permitted"
+
+
+class Role(StrEnum):
+    OWNER = "owner"
+    ADMIN = "admin"
+    USER = "user"
+
+    @property
+    def is_admin(self) -> bool:
+        return self in (Role.OWNER, Role.ADMIN)
+
+
+async def role_of(session: AsyncSession, settings: Settings, platform: str, open_id: str) -> Role:
+    if open_id == settings.owner:
+        return Role.OWNER
+    if platform == CONSOLE_PLATFORM and open_id == console_identity(settings):
+        return Role.OWNER
+    if open_id in settings.admins or await admins.exists(session, open_id):
+        return Role.ADMIN
+    return Role.USER
+
+
+def may_use_assistant(settings: Settings, role: Role, chat_type: str) -> bool:
+    if chat_type != "p2p":
+        return True  # in groups the assistant answers everyone, scoped to that group
+    return role.is_admin or settings.open_dms
+
+
+def log_refusal(who: str, what: str, where: str) -> None:
+    log.warning("refused: who=%s what=%r where=%s", who, what[:200], where)

@@ -1,0 +1,28 @@
+"""The Bot as a runtime component: its worker, command registry and tool registry."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.assistant.commands import CommandRegistry
+from bot.assistant.core_commands import register_core_commands
+from bot.assistant.tools import ToolInstaller, bot_tool_registry
+from bot.assistant.worker import BotWorker
+from bot.services import Services
+
+
+class Assistant:
+    def __init__(self, tool_installers: list[ToolInstaller] | None = None) -> None:
+        self.commands = CommandRegistry()
+        register_core_commands(self.commands)
+        self.tools = bot_tool_registry(tool_installers)
+
+    def add_routes(self, app: web.Application) -> None:
+        pass
+
+    async def start(self, services: Services) -> None:
+        if services.runs_workers:
+            services.host.add(BotWorker(services, self.commands, self.tools))
+
+    async def stop(self) -> None:
+        pass

@@ -1,0 +1,104 @@
+"""The Bot's own commands: /help, /whoami, /status, /admins."""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+
+from bot.assistant.access import Role
+from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.channels.api_usage import ApiUsageCounter
+from storage.repos import admins, inbox, model_calls, outbox
+from storage.types import utcnow
+
+
+def register_core_commands(registry: CommandRegistry) -> None:
+    @registry.command("help", usage="/help", summary="list the commands you can use")
+    async def help_cmd(ctx: CommandContext, args: list[str]) -> str:
+        lines = ["Commands:"]
+        lines += [f"  {c.usage}  — {c.summary}" for c in registry.visible_to(ctx.role)]
+        if not ctx.services.model:
+            lines.append("No model is configured: plain messages get a how-to reply.")
+        return "\n".join(lines)
+
+    @registry.command("whoami", usage="/whoami", summary="who the assistant thinks you are")
+    async def whoami_cmd(ctx: CommandContext, args: list[str]) -> str:
+        return (
+            f"You are {ctx.sender_id} ({ctx.role.value}) in {ctx.chat_type} chat "
+            f"{ctx.chat_id} on {ctx.platform}."
+        )
+
+    @registry.command(
+        "status",
+        usage="/status",
+        summary="workers, queues, failed sends, Feishu API and model usage",
+        admin=True,
+    )
+    async def status_cmd(ctx: CommandContext, args: list[str]) -> str:
+        return await status_report(ctx)
+
+    @registry.command(
+        "admins",
+        usage="/admins list | add @user | remove @user",
+        summary="see or change who may run admin commands",
+        admin=True,
+    )
+    async def admins_cmd(ctx: CommandContext, args: list[str]) -> str:
+        if not args or args[0] not in ("list", "add", "remove"):
+            raise UsageError()
+        settings, db = ctx.services.settings, ctx.services.db
+        if args[0] == "list":
+            if len(args) != 1:
+                raise UsageError()
+            async with db.read() as session:
+                added = await admins.all_ids(session)
+            env = [a for a in settings.admins if a not in added]
+            lines = [f"owner: {settings.owner or '(MAKA_OWNER not set)'}"]
+            lines += [f"admin: {a} (MAKA_ADMINS)" for a in env]
+            lines += [f"admin: {a}" for a in added]
+            return "\n".join(lines)
+        if len(args) != 2:
+            raise UsageError()
+        target = ctx.mentioned_open_id(args[1])
+        if target is None:
+            raise UsageError(f"cannot tell who {args[1]} is: @mention them")
+        async with db.write() as session:
+            if args[0] == "add":
+                added_now = await admins.add(session, target, ctx.sender_id, utcnow())
+                return f"{target} is now an admin." if added_now else f"{target} is an admin."
+            if target in settings.admins:
+                return f"{target} is an admin through MAKA_ADMINS; change it there."
+            removed = await admins.remove(session, target)
+            return f"{target} is no longer an admin." if removed else f"{target} was not an admin."
+
+
+async def status_report(ctx: CommandContext) -> str:
+    services = ctx.services
+    tz = services.settings.tz
+    start_of_day = datetime.combine(utcnow().astimezone(tz).date(), time(), tz)
+    async with services.db.read() as session:
+        pending_inbox = await inbox.count_pending(session)
+        outbox_states = await outbox.count_by_state(session)
+        usage = await model_calls.usage_since(session, start_of_day)
+    feishu = await ApiUsageCounter(services.db, "feishu", tz).totals()
+    states = services.host.status().items()
+    pending, failed, uncertain = (
+        outbox_states.get(k, 0) for k in ("pending", "failed", "uncertain")
+    )
+    workers = (
+        ", ".join(f"{name}{'' if state.alive else ' (down)'}" for name, state in states)
+        or "none (web role)"
+    )
+    model = services.model.model if services.model else "not configured"
+    return "\n".join(
+        [
+            f"workers: {workers}",
+            f"inbox: {pending_inbox} waiting; outbox: {pending} pending, {failed} failed, "
+            f"{uncertain} uncertain",
+            f"Feishu API calls: {feishu.today} today, {feishu.this_month} this month",
+            f"model ({model}): {usage.calls} calls today, {usage.input_tokens} tokens in, "
+            f"{usage.output_tokens} out, {usage.errors} errors",
+        ]
+    )
+
+
+__all__ = ["Role", "register_core_commands", "status_report"]

@@ -1,0 +1,174 @@
+"""One Bot turn over a conversation's undelivered inbox items (InboxCheck → model → tools).
+
+Slash commands and refusals are answered first, without a model. The rest goes to the agent
+loop. The batch is marked delivered, and the turn logged, in one transaction at the end:
+a crash before that leaves the batch undelivered, so it is handled again after restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.agent.framing import estimate_tokens
+from bot.agent.loop import AgentLoop, Stop
+from bot.agent.tools import ToolRegistry
+from bot.assistant import history
+from bot.assistant.access import NOT_PERMITTED_DM, log_refusal, may_use_assistant, role_of
+from bot.assistant.commands import CommandContext, CommandRegistry
+from bot.assistant.prompt import system_prompt
+from bot.assistant.turn_context import (
+    BatchItem,
+    ConversationView,
+    TurnContext,
+    enqueue_reply,
+)
+from bot.llm.types import Message, ModelError
+from bot.services import Services
+from storage.repos import conversations, inbox, sessions
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+NO_MODEL_REPLY = (
+    "No model is configured, so I can only run slash commands (try /help). To chat, set "
+    "MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY and MAKA_MODEL_NAME and restart."
+)
+MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
+
+
+@dataclass
+class TurnOutcome:
+    handled: int
+    model_steps: int = 0
+    stop: Stop | None = None
+
+
+class BotTurn:
+    def __init__(
+        self, services: Services, commands: CommandRegistry, tools: ToolRegistry[TurnContext]
+    ) -> None:
+        self.services = services
+        self.commands = commands
+        self.tools = tools
+
+    async def run(self, conversation_id: int) -> TurnOutcome:
+        services = self.services
+        async with services.db.write() as session:
+            conv = await conversations.get(session, conversation_id)
+            assert conv is not None
+            rows = await inbox.pending_for_conversation(session, conversation_id)
+            coordination = await sessions.coordination_for(
+                session, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
+            )
+            batch = [BatchItem.of(row) for row in rows]
+            for item in batch:
+                if item.is_message:
+                    item.role = await role_of(
+                        session,
+                        services.settings,
+                        conv.platform,
+                        str(item.payload.get("sender_id")),
+                    )
+        if not batch:
+            return TurnOutcome(0)
+        view = ConversationView(conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name)
+        ctx = TurnContext(services, view, batch, turn_key=f"c{conv.id}-i{batch[0].id}")
+
+        direct = {item.id for item in batch if await self._answered_directly(ctx, item)}
+        outcome = TurnOutcome(len(batch))
+        for_model = [item for item in batch if item.id not in direct]
+        if for_model:
+            await self._think(ctx, coordination.id, for_model, outcome)
+        await self._commit(ctx, coordination.id, direct)
+        return outcome
+
+    async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:
+        """Slash commands and refusals, answered without a model."""
+        if not item.is_message:
+            return False
+        text = str(item.payload.get("addressed_text") or "")
+        conv, role = ctx.conversation, item.role
+        assert role is not None
+        sender = str(item.payload.get("sender_id"))
+        if self.commands.is_command(text):
+            reply = await self.commands.dispatch(
+                CommandContext(
+                    self.services,
+                    sender,
+                    role,
+                    conv.platform,
+                    conv.chat_id,
+                    conv.chat_type,
+                    conv.id,
+                    list(item.payload.get("mentions") or []),
+                ),
+                text,
+            )
+        elif not may_use_assistant(self.services.settings, role, conv.chat_type):
+            log_refusal(sender, text, f"{conv.platform}:{conv.chat_id}")
+            reply = NOT_PERMITTED_DM
+        else:
+            return False
+        await enqueue_reply(self.services, conv, f"cmd-{item.id}", reply, item)
+        return True
+
+    async def _think(
+        self, ctx: TurnContext, session_id: int, items: list[BatchItem], outcome: TurnOutcome
+    ) -> None:
+        model = self.services.model
+        if model is None:  # notices are relayed as they are; messages get the how-to once
+            for item in items:
+                if not item.is_message:
+                    await ctx.send(str(item.payload.get("text") or item.kind))
+            if any(item.is_message for item in items):
+                await ctx.send(NO_MODEL_REPLY)
+            return
+        async with self.services.db.read() as session:
+            context = await history.load_context(
+                session, session_id, self._history_budget(ctx, items)
+            )
+        prompt = [
+            Message.system(system_prompt(self.services.settings, ctx.conversation, context.summary))
+        ]
+        for past in context.window:
+            prompt += [Message.user(past.user), Message.assistant(past.assistant)]
+        prompt.append(Message.user(ctx.render_batch(items)))
+        ctx.pending_summary = context.new_summary
+        loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
+        try:
+            result = await loop.run(ctx, prompt, ended=lambda c: c.ended)
+        except ModelError as exc:
+            log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
+            await ctx.send(MODEL_FAILED_REPLY)
+            return
+        outcome.model_steps, outcome.stop = result.steps, result.stop
+
+    def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> int:
+        fixed = estimate_tokens(system_prompt(self.services.settings, ctx.conversation, ""))
+        fixed += estimate_tokens(str([t.parameters for t in self.tools.specs()]))
+        fixed += estimate_tokens(ctx.render_batch(items))
+        return max(0, self.services.settings.context_tokens - fixed - history.SUMMARY_MAX_TOKENS)
+
+    async def _commit(self, ctx: TurnContext, session_id: int, direct: set[int]) -> None:
+        """Mark the whole batch delivered and log the turn, in one transaction."""
+        now = utcnow()
+        model_items = [item for item in ctx.batch if item.id not in direct]
+        events: list[tuple[str, str, dict[str, object] | None]] = []
+        if ctx.pending_summary is not None:
+            text, covered = ctx.pending_summary
+            events.append(("summary", text, {"covered_seq": covered}))
+        if model_items:
+            events.append(
+                (
+                    "user",
+                    ctx.render_batch(model_items),
+                    {"inbox_items": [item.id for item in model_items]},
+                )
+            )
+            events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
+        async with self.services.db.write() as session:
+            await inbox.mark_delivered(session, [item.id for item in ctx.batch], ctx.turn_key, now)
+            if events:
+                await sessions.append_events(session, session_id, events, now)
+                await sessions.touch(session, session_id, now)

@@ -1,0 +1,168 @@
+"""What one Bot turn works with: its batch of inbox items, and the one way it speaks.
+
+Replies get idempotency keys derived from the turn's first inbox item and the reply's
+ordinal, never from model output: if the process dies mid-turn, the batch is handled again
+after restart and the same reply gets the same key, so the outbox (and Feishu's uuid) keep
+the user from seeing it twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bot.agent.framing import quote_data
+from bot.assistant.access import Role
+from bot.channels.feishu.sender import OUTBOX_TOPIC
+from bot.services import Services
+from storage.models import InboxItem
+from storage.repos import inbox, outbox
+from storage.types import utcnow
+
+MAX_ITEM_CHARS = 8000
+_STRUCTURED = re.compile(r"^(#{1,6} |\|.*\||```)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ConversationView:
+    id: int
+    platform: str
+    chat_id: str
+    chat_type: str
+    name: str | None
+
+
+@dataclass
+class BatchItem:
+    id: int
+    kind: str
+    payload: dict[str, Any]
+    created_at: datetime
+    ref: str = ""  # what the model calls it: m1, m2 … for messages, n1 … for notices
+    role: Role | None = None
+
+    @classmethod
+    def of(cls, row: InboxItem) -> BatchItem:
+        return cls(row.id, row.kind, dict(row.payload), row.created_at)
+
+    @property
+    def is_message(self) -> bool:
+        return self.kind == "user_message"
+
+    @property
+    def message_id(self) -> str | None:
+        value = self.payload.get("message_id")
+        return str(value) if value else None
+
+    def render(self, tz: Any) -> str:
+        when = self.created_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+        if self.is_message:
+            text = str(self.payload.get("addressed_text") or self.payload.get("text") or "")
+            who = f"{self.payload.get('sender_id')} ({self.role.value if self.role else 'user'})"
+            thread = " [in a thread]" if self.payload.get("thread_id") else ""
+            return f"[{self.ref}] {when} {who}{thread}: {text[:MAX_ITEM_CHARS]}"
+        body = str(self.payload.get("text") or self.payload)[:MAX_ITEM_CHARS]
+        return f"[{self.ref}] {when} {self.kind}:\n{quote_data(self.kind, body)}"
+
+
+@dataclass
+class TurnContext:
+    services: Services
+    conversation: ConversationView
+    batch: list[BatchItem]
+    turn_key: str
+    sent: list[str] = field(default_factory=list)
+    ended: bool = False
+    pending_summary: tuple[str, int] | None = None  # (text, covered_seq) to store at commit
+    _counters: dict[str, int] = field(default_factory=lambda: {"m": 0, "n": 0})
+
+    def __post_init__(self) -> None:
+        for item in self.batch:
+            self._assign_ref(item)
+
+    def _assign_ref(self, item: BatchItem) -> None:
+        prefix = "m" if item.is_message else "n"
+        self._counters[prefix] += 1
+        item.ref = f"{prefix}{self._counters[prefix]}"
+
+    def render_batch(self, items: list[BatchItem]) -> str:
+        tz = self.services.settings.tz
+        return "\n".join(item.render(tz) for item in items)
+
+    async def claim_new_input(self) -> list[BatchItem]:
+        """Undelivered items that arrived during this turn join the turn's batch."""
+        known = {item.id for item in self.batch}
+        async with self.services.db.read() as session:
+            rows = await inbox.pending_for_conversation(session, self.conversation.id)
+        fresh = [BatchItem.of(row) for row in rows if row.id not in known]
+        for item in fresh:
+            self._assign_ref(item)
+        self.batch.extend(fresh)
+        return fresh
+
+    async def send(self, text: str, reply_to: str | None = None) -> str:
+        target = self._reply_target(reply_to)
+        key = reply_key(self.turn_key, len(self.sent))
+        await enqueue_reply(self.services, self.conversation, key, text, target)
+        self.sent.append(text)
+        return f"sent ({len(text)} characters)"
+
+    def _reply_target(self, ref: str | None) -> BatchItem | None:
+        messages = [item for item in self.batch if item.is_message]
+        if ref:
+            for item in messages:
+                if item.ref == ref or item.message_id == ref:
+                    return item
+            raise LookupError(f"no message {ref!r} in this turn; use a ref like m1")
+        if not messages:
+            return None
+        latest = messages[-1]
+        # In groups and threads a reply keeps the context; in a DM a plain message reads best.
+        if self.conversation.chat_type != "p2p" or latest.payload.get("thread_id"):
+            return latest
+        return None
+
+
+def reply_key(turn_key: str, ordinal: int) -> str:
+    digest = hashlib.sha256(f"{turn_key}:{ordinal}".encode()).hexdigest()
+    return f"b{digest[:39]}"
+
+
+async def enqueue_reply(
+    services: Services,
+    conversation: ConversationView,
+    key: str,
+    text: str,
+    reply_to: BatchItem | None,
+) -> bool:
+    """Write one reply to the outbox; False if this key was written before."""
+    content_type, content = _content(text)
+    async with services.db.write() as session:
+        row_id = await outbox.enqueue(
+            session,
+            idempotency_key=key,
+            platform=conversation.platform,
+            chat_id=conversation.chat_id,
+            conversation_id=conversation.id,
+            content_type=content_type,
+            content=content,
+            reply_to=reply_to.message_id if reply_to else None,
+            in_thread=bool(reply_to and reply_to.payload.get("thread_id")),
+            now=utcnow(),
+        )
+    await services.notifier.notify(OUTBOX_TOPIC)
+    return row_id is not None
+
+
+def _content(text: str) -> tuple[str, dict[str, Any]]:
+    """Plain text, or a rich-text post when the reply is structured (headings, tables, code)."""
+    if not _STRUCTURED.search(text):
+        return "text", {"text": text}
+    lines = text.strip().split("\n\n")
+    title = ""
+    if lines and lines[0].startswith("#"):
+        title = lines.pop(0).lstrip("#").strip()
+    return "post", {"title": title, "paragraphs": lines}

@@ -1,0 +1,173 @@
+"""The Bot's turns: batches, sleep, silence, crashes, failures, long conversations."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import select, update
+
+from bot.agent.framing import estimate_tokens
+from bot.assistant.turn import MODEL_FAILED_REPLY
+from bot.llm.scripted import ScriptedProvider
+from bot.llm.types import Message, ModelUnavailable, ToolSpec
+from storage.models import Lease, SessionEvent
+from storage.types import utcnow
+from tests.assistant.support import all_delivered, bot_world, last_user_text, replies, say, send
+from tests.assistant.support import sleep as sleep_step
+from tests.feishu_world import WorldFactory
+
+
+async def test_three_messages_sent_while_a_turn_runs_reach_the_next_turn_as_one_batch(
+    make_world: WorldFactory,
+) -> None:
+    release = asyncio.Event()
+
+    async def slow_first_answer(_m: list[Message], _t: list[ToolSpec]) -> object:
+        await release.wait()
+        return send("send_user", {"text": "first answer"})
+
+    provider = ScriptedProvider(
+        [
+            slow_first_answer,
+            ScriptedProvider.text("done"),  # ends the turn without sleep: the next batch is new
+            send("send_user", {"text": "answer to the three"}),
+            sleep_step,
+        ]
+    )
+    async with bot_world(make_world, provider) as w:
+        await say(w, "first")
+        while len(provider.requests) < 1:
+            await asyncio.sleep(0.02)
+        for text in ("second", "third", "fourth"):
+            await say(w, text)
+        release.set()
+        assert await replies(w, 2) == ["first answer", "answer to the three"]
+        await all_delivered(w)
+    batch = last_user_text(provider.requests[2][0])
+    assert all(word in batch for word in ("second", "third", "fourth"))
+    assert "first" not in batch.replace("first answer", "")
+
+
+async def test_sleep_while_input_waits_is_refused_and_handled_in_the_same_activation(
+    make_world: WorldFactory,
+) -> None:
+    arrived = asyncio.Event()
+
+    async def sleep_after_more_input(_m: list[Message], _t: list[ToolSpec]) -> object:
+        await arrived.wait()
+        return sleep_step
+
+    def answer_new_input(messages: list[Message], _t: list[ToolSpec]) -> object:
+        refusal = messages[-1].content or ""
+        assert messages[-1].role == "tool" and "new input arrived" in refusal
+        assert "also this" in refusal
+        return send("send_user", {"text": "handled both"})
+
+    provider = ScriptedProvider([sleep_after_more_input, answer_new_input, sleep_step])
+    async with bot_world(make_world, provider) as w:
+        await say(w, "hello")
+        while not provider.requests:
+            await asyncio.sleep(0.02)
+        await say(w, "also this")
+        await asyncio.sleep(0.2)
+        arrived.set()
+        assert await replies(w, 1) == ["handled both"]
+        await all_delivered(w)
+        async with w.app.services.db.read() as s:
+            kinds = (await s.scalars(select(SessionEvent.kind).order_by(SessionEvent.seq))).all()
+    assert list(kinds) == ["user", "assistant"]  # one turn, one activation
+    provider.assert_exhausted()
+
+
+async def test_model_text_without_send_user_reaches_no_chat(make_world: WorldFactory) -> None:
+    provider = ScriptedProvider([ScriptedProvider.text("I think the answer is 42.")])
+    async with bot_world(make_world, provider) as w:
+        await say(w, "what is the answer?")
+        await all_delivered(w)
+        await asyncio.sleep(0.3)
+        assert w.fake.sent == []
+
+
+async def test_crash_mid_turn_then_restart_gives_exactly_one_reply(
+    make_world: WorldFactory,
+) -> None:
+    hang = asyncio.Event()
+
+    async def never_returns(_m: list[Message], _t: list[ToolSpec]) -> object:
+        await hang.wait()
+        raise AssertionError("unreachable")
+
+    first = ScriptedProvider([send("send_user", {"text": "the answer"}), never_returns])
+    async with bot_world(make_world, first) as w:
+        await say(w, "question")
+        assert await replies(w, 1) == ["the answer"]
+        host = w.app.services.host
+        for state in host.status().values():  # the process dies mid-turn
+            for task in state.tasks:
+                task.cancel()
+
+        async def no_release() -> None:
+            return None
+
+        host.release_claims = no_release  # type: ignore[method-assign]
+    second = ScriptedProvider([send("send_user", {"text": "the answer, again"}), sleep_step])
+    async with bot_world(make_world, second, name="restarted") as w2:
+        async with w2.app.services.db.write() as s:  # time passes: the dead lease lapses
+            await s.execute(update(Lease).values(expires_at=utcnow()))
+        await w2.app.services.notifier.notify("inbox")
+        await all_delivered(w2)
+        await asyncio.sleep(0.5)
+        assert [m.text for m in w2.fake.sent] == ["the answer"]
+    assert "question" in last_user_text(second.requests[0][0])  # the batch was handled again
+
+
+async def test_a_failing_model_gets_one_apology_and_the_next_input_works(
+    make_world: WorldFactory,
+) -> None:
+    provider = ScriptedProvider(
+        [
+            ModelUnavailable("upstream down"),
+            send("send_user", {"text": "back to normal"}),
+            sleep_step,
+        ]
+    )
+    async with bot_world(make_world, provider) as w:
+        await say(w, "are you ok?")
+        assert await replies(w, 1) == [MODEL_FAILED_REPLY]
+        await say(w, "and now?")
+        assert await replies(w, 2) == [MODEL_FAILED_REPLY, "back to normal"]
+        async with w.app.services.db.read() as s:
+            users = (
+                await s.scalars(select(SessionEvent.text).where(SessionEvent.kind == "user"))
+            ).all()
+    assert any("are you ok?" in text for text in users)  # the failed input stays recorded
+
+
+async def test_a_200_turn_conversation_keeps_model_input_under_its_bound(
+    make_world: WorldFactory,
+) -> None:
+    bound = 2000
+    sizes: list[int] = []
+
+    def answer(messages: list[Message], tools: list[ToolSpec]) -> object:
+        sizes.append(
+            sum(estimate_tokens(m.content or "") for m in messages)
+            + estimate_tokens(str([t.parameters for t in tools]))
+        )
+        return send("send_user", {"text": "好的，" + "收到你的消息并已处理。" * 8})
+
+    provider = ScriptedProvider([])
+    for _ in range(200):
+        provider.add(answer, sleep_step)
+    async with bot_world(make_world, provider, context_tokens=bound) as w:
+        for i in range(200):
+            await say(w, f"第{i}条消息：请记录一下今天的进展 step {i} " + "细节" * 20)
+            await all_delivered(w)
+        async with w.app.services.db.read() as s:
+            summaries = (
+                await s.scalars(select(SessionEvent).where(SessionEvent.kind == "summary"))
+            ).all()
+    assert len(sizes) == 200
+    assert max(sizes) <= bound, max(sizes)
+    assert summaries, "older turns were folded into a rolling summary"
+    assert "第199条" in last_user_text(provider.requests[-2][0])
