@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     http_port: int = Field(default=8080, ge=0, le=65535)
 
     search_backend: SearchBackend = SearchBackend.EMBEDDED
+    index_tool_output: bool = False  # also index raw tool output of Sessions
     meili_url: str | None = None
     meili_key: str | None = None
 

@@ -8,6 +8,7 @@ a single replica).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Protocol
@@ -22,10 +23,13 @@ from bot.host.workers import Host
 from bot.llm.client import ModelClient, ModelProvider
 from bot.llm.factory import build_model_client
 from bot.llm.recording import DatabaseRecorder
+from bot.memory.search import SearchService, open_index
+from bot.memory.session_index import SessionIndexer
 from bot.services import Services
 from bot.web.health import ReadinessCheck, add_health_routes
 from storage.db import Database, create_database
 from storage.migrate import current_revision, head_revision, migrate
+from storage.search.tokenizer import warm_up
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +115,7 @@ def create_app(
                     timeout=settings.model_timeout,
                 )
             )
+            search = SearchService(open_index(settings))
             services = Services(
                 settings=settings,
                 role=role,
@@ -120,6 +125,8 @@ def create_app(
                 timers=Timers(db, notifier),
                 ingest=Ingest(db, notifier, max_event_age=settings.max_event_age),
                 model=model,
+                search=search,
+                session_index=SessionIndexer(db, search, tool_output=settings.index_tool_output),
                 readiness=checks,
             )
             if services.runs_workers:
@@ -128,13 +135,17 @@ def create_app(
             for component in components:
                 await component.start(services)
             app[SERVICES] = services
+            # jieba takes ~0.6 s to load: do it now, off the loop, not on the first message
+            warm = asyncio.create_task(asyncio.to_thread(warm_up), name="tokenizer-warm-up")
             await host.start()
             log.info("maka started: role=%s instance=%s db=%s", role, host.instance_id, db.dialect)
             yield
+            await warm
             await host.stop(settings.shutdown_grace)
             for component in reversed(components):
                 await component.stop()
             await notifier.close()
+            await search.close()
             if model is not None:
                 await model.aclose()
         finally:

@@ -10,6 +10,8 @@ from bot.host.notify import Notifier
 from bot.host.timers import Timers
 from bot.host.workers import Host
 from bot.llm.client import ModelClient
+from bot.memory.search import SearchService
+from bot.memory.session_index import SessionIndexer
 from bot.web.health import ReadinessCheck
 from storage.db import Database
 
@@ -24,6 +26,8 @@ class Services:
     timers: Timers
     ingest: Ingest
     model: ModelClient | None
+    search: SearchService
+    session_index: SessionIndexer
     readiness: dict[str, ReadinessCheck] = field(default_factory=dict)
 
     @property

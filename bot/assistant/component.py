@@ -8,6 +8,7 @@ from bot.assistant.commands import CommandRegistry
 from bot.assistant.core_commands import register_core_commands
 from bot.assistant.tools import ToolInstaller, bot_tool_registry
 from bot.assistant.worker import BotWorker
+from bot.memory.commands import register_memory_commands
 from bot.services import Services
 
 
@@ -15,6 +16,7 @@ class Assistant:
     def __init__(self, tool_installers: list[ToolInstaller] | None = None) -> None:
         self.commands = CommandRegistry()
         register_core_commands(self.commands)
+        register_memory_commands(self.commands)
         self.tools = bot_tool_registry(tool_installers)
 
     def add_routes(self, app: web.Application) -> None:

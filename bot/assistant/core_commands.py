@@ -89,12 +89,14 @@ async def status_report(ctx: CommandContext) -> str:
         or "none (web role)"
     )
     model = services.model.model if services.model else "not configured"
+    search_problem = await services.search.health()
     return "\n".join(
         [
             f"workers: {workers}",
             f"inbox: {pending_inbox} waiting; outbox: {pending} pending, {failed} failed, "
             f"{uncertain} uncertain",
             f"Feishu API calls: {feishu.today} today, {feishu.this_month} this month",
+            f"search ({services.settings.search_backend.value}): {search_problem or 'ok'}",
             f"model ({model}): {usage.calls} calls today, {usage.input_tokens} tokens in, "
             f"{usage.output_tokens} out, {usage.errors} errors",
         ]

@@ -24,7 +24,9 @@ from bot.assistant.turn_context import (
     enqueue_reply,
 )
 from bot.llm.types import Message, ModelError
+from bot.memory.session_index import conversation_scope
 from bot.services import Services
+from storage.models import SessionEvent
 from storage.repos import conversations, inbox, sessions
 from storage.types import utcnow
 
@@ -80,7 +82,8 @@ class BotTurn:
         for_model = [item for item in batch if item.id not in direct]
         if for_model:
             await self._think(ctx, coordination.id, for_model, outcome)
-        await self._commit(ctx, coordination.id, direct)
+        logged = await self._commit(ctx, coordination.id, direct)
+        await services.session_index.index_events(coordination, conversation_scope(conv), logged)
         return outcome
 
     async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:
@@ -150,7 +153,9 @@ class BotTurn:
         fixed += estimate_tokens(ctx.render_batch(items))
         return max(0, self.services.settings.context_tokens - fixed - history.SUMMARY_MAX_TOKENS)
 
-    async def _commit(self, ctx: TurnContext, session_id: int, direct: set[int]) -> None:
+    async def _commit(
+        self, ctx: TurnContext, session_id: int, direct: set[int]
+    ) -> list[SessionEvent]:
         """Mark the whole batch delivered and log the turn, in one transaction."""
         now = utcnow()
         model_items = [item for item in ctx.batch if item.id not in direct]
@@ -169,6 +174,8 @@ class BotTurn:
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
         async with self.services.db.write() as session:
             await inbox.mark_delivered(session, [item.id for item in ctx.batch], ctx.turn_key, now)
-            if events:
-                await sessions.append_events(session, session_id, events, now)
-                await sessions.touch(session, session_id, now)
+            if not events:
+                return []
+            logged = await sessions.append_events(session, session_id, events, now)
+            await sessions.touch(session, session_id, now)
+        return logged

@@ -19,6 +19,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--role", choices=[r.value for r in Role], default=Role.ALL.value)
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("doctor", help="check settings, database, search, Feishu and model")
+    tokenize = sub.add_parser("tokenize", help="print the search tokens of TEXT")
+    tokenize.add_argument("text", nargs="+")
+    search = sub.add_parser(
+        "search", help="search the index (`maka search rebuild` rebuilds it from the database)"
+    )
+    search.add_argument("query", nargs="+", help="words to search for, or: rebuild")
+    search.add_argument(
+        "--session",
+        action="append",
+        dest="sessions",
+        metavar="ID",
+        help="only these Session ids (repeatable)",
+    )
+    search.add_argument("--json", action="store_true", help="machine-readable output")
+    search.add_argument("--limit", type=int, default=10)
     return parser
 
 
@@ -62,6 +77,18 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         for check in checks:
             print(check.line())
         return 0 if all(c.ok for c in checks) else 1
+    if args.command == "tokenize":
+        from bot.cli.search import run_tokenize
+
+        return run_tokenize(settings, " ".join(args.text))
+    if args.command == "search":
+        from bot.cli.search import run_rebuild, run_search
+
+        if args.query == ["rebuild"] and not args.sessions:
+            return await run_rebuild(settings)
+        return await run_search(
+            settings, " ".join(args.query), args.sessions, args.json, args.limit
+        )
     raise AssertionError(args.command)
 
 

@@ -1,0 +1,80 @@
+"""Session logs in the search index: user and assistant messages, one document per message,
+with the Session id and the conversation's scope. Raw tool output stays out unless asked
+for (MAKA_INDEX_TOOL_OUTPUT), because it is noisy and may quote things the user never saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from sqlalchemy import select
+
+from bot.memory.search import SearchService
+from storage.db import Database
+from storage.models import Conversation, Session, SessionEvent
+from storage.search import SearchDocument
+
+MESSAGE_KINDS = ("user", "assistant")
+TOOL_KINDS = ("tool_result",)
+BATCH = 500
+
+
+def conversation_scope(conversation: Conversation | None) -> str | None:
+    if conversation is None:
+        return None
+    if conversation.chat_type == "p2p":
+        return f"dm:{conversation.peer_open_id or conversation.chat_id}"
+    return f"group:{conversation.chat_id}"
+
+
+def event_document(event: SessionEvent, session: Session, scope: str | None) -> SearchDocument:
+    return SearchDocument(
+        id=f"session:{event.session_id}:{event.seq}",
+        kind=f"session_{event.kind}",
+        text=event.text,
+        title=session.name,
+        session_id=str(event.session_id),
+        scope=scope,
+        time=event.created_at,
+    )
+
+
+class SessionIndexer:
+    def __init__(self, db: Database, search: SearchService, *, tool_output: bool = False) -> None:
+        self.db = db
+        self.search = search
+        self.kinds = MESSAGE_KINDS + (TOOL_KINDS if tool_output else ())
+
+    async def index_events(
+        self, session: Session, scope: str | None, events: Sequence[SessionEvent]
+    ) -> bool:
+        docs = [event_document(e, session, scope) for e in events if e.kind in self.kinds]
+        return await self.search.upsert(docs)
+
+    async def rebuild(self) -> int:
+        """Index every stored session message again (after a backend change or lost writes)."""
+        count = 0
+        async for docs in self._all_documents():
+            if not await self.search.upsert(docs):
+                raise RuntimeError("the search backend refused documents; see the log")
+            count += len(docs)
+        return count
+
+    async def _all_documents(self) -> AsyncIterator[list[SearchDocument]]:
+        last_id = 0
+        while True:
+            async with self.db.read() as s:
+                rows = (
+                    await s.execute(
+                        select(SessionEvent, Session, Conversation)
+                        .join(Session, Session.id == SessionEvent.session_id)
+                        .outerjoin(Conversation, Conversation.id == Session.conversation_id)
+                        .where(SessionEvent.id > last_id, SessionEvent.kind.in_(self.kinds))
+                        .order_by(SessionEvent.id)
+                        .limit(BATCH)
+                    )
+                ).all()
+            if not rows:
+                return
+            last_id = rows[-1][0].id
+            yield [event_document(e, s_, conversation_scope(c)) for e, s_, c in rows]
