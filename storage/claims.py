@@ -12,13 +12,12 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, or_, select, update
+from sqlalchemy import ColumnElement, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 
 class Claimable(Protocol):
-    id: Any
     lease_owner: Any
     lease_expires_at: Any
 
@@ -28,6 +27,19 @@ T = TypeVar("T", bound=Claimable)
 
 def lease_is_free(model: type[Claimable], now: datetime) -> ColumnElement[bool]:
     return or_(model.lease_expires_at.is_(None), model.lease_expires_at < now)
+
+
+async def exists_claimable(
+    session: AsyncSession,
+    model: type[Claimable],
+    *,
+    where: Sequence[ColumnElement[bool]],
+    now: datetime,
+) -> bool:
+    """A read-only probe: idle workers call it before claiming, so on SQLite an idle poll
+    does not take the single write lock."""
+    stmt = select(literal(1)).select_from(model).where(*where, lease_is_free(model, now))
+    return (await session.scalar(stmt.limit(1))) is not None
 
 
 async def claim_rows(
@@ -62,6 +74,6 @@ async def release_rows(
     """Give claims back (all of this owner's, or just `ids`); returns how many."""
     stmt = update(model).where(model.lease_owner == owner)
     if ids is not None:
-        stmt = stmt.where(model.id.in_(ids))
+        stmt = stmt.where(model.id.in_(ids))  # type: ignore[attr-defined]
     result = await session.execute(stmt.values(lease_owner=None, lease_expires_at=None))
     return int(getattr(result, "rowcount", 0) or 0)

@@ -83,8 +83,11 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
     if sqlite:
         engine = _sqlite_engine(url, **engine_kwargs)
     else:
+        # No pre-ping: it costs a round trip per checkout on the ingest hot path. A connection
+        # that died is invalidated on its first error; callers retry (Feishu redelivers, the
+        # Host's workers back off) and recycling keeps idle connections fresh.
         engine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, **engine_kwargs
+            url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800, **engine_kwargs
         )
     sessions = async_sessionmaker(engine, expire_on_commit=False)
     return Database(url=url, engine=engine, sessions=sessions, is_sqlite=sqlite)

@@ -4,16 +4,26 @@ Store first, decide second, in one transaction: the inbound row is unique per
 (platform, message_id), so a redelivered or concurrently delivered message loses the race in
 the database and produces nothing. The caller acks only after `accept` returns, so an ack
 means the message is durable.
+
+Group commit: messages that arrive while a transaction is being written wait for the next
+one and are written together, with one multi-row insert per table. An idle system writes
+each message at once (a batch of one); a busy one pays one commit per batch instead of one
+per message. If a batch fails, its messages are written one by one, so one bad message
+cannot hold the others back.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from prometheus_client import Counter
+from prometheus_client import Counter, Histogram
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.messages import InboundMessage
 from bot.host.notify import Notifier
@@ -24,7 +34,13 @@ from storage.types import utcnow
 log = logging.getLogger(__name__)
 
 INBOX_TOPIC = "inbox"
+MAX_BATCH = 256
 INGESTED = Counter("maka_ingested_messages_total", "Inbound messages by outcome", ["outcome"])
+BATCH_SIZE = Histogram(
+    "maka_ingest_batch_size",
+    "Messages per ingest transaction",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+)
 
 
 class Outcome(StrEnum):
@@ -41,19 +57,46 @@ class IngestResult:
     inbox_item_id: int | None = None
 
 
+@dataclass(frozen=True)
+class _KnownConversation:
+    id: int
+    listen_all: bool
+    seen_at: float
+
+
+@dataclass
+class _Pending:
+    msg: InboundMessage
+    now: datetime
+    done: asyncio.Future[IngestResult]
+
+
 class Ingest:
+    # A conversation's id never changes and its listen-all flag rarely does: remembering both
+    # for a short while leaves two statements per batch (the events and their inbox items).
+    CONVERSATION_TTL = 30.0
+
     def __init__(self, db: Database, notifier: Notifier, *, max_event_age: timedelta) -> None:
         self.db = db
         self.notifier = notifier
         self.max_event_age = max_event_age
+        self._conversations: dict[tuple[str, str], _KnownConversation] = {}
+        self._queue: list[_Pending] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    def forget_conversation(self, platform: str, chat_id: str) -> None:
+        """After a conversation's settings change."""
+        self._conversations.pop((platform, chat_id), None)
 
     async def accept(self, msg: InboundMessage, *, now: datetime | None = None) -> IngestResult:
-        now = now or utcnow()
-        result = await self._store(msg, now)
+        """Returns once the message is committed (or raises if it could not be)."""
+        pending = _Pending(msg, now or utcnow(), asyncio.get_running_loop().create_future())
+        self._queue.append(pending)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_queued(), name="ingest-writer")
+        result = await asyncio.shield(pending.done)
         INGESTED.labels(result.outcome.value).inc()
-        if result.outcome is Outcome.ANSWERED:
-            await self.notifier.notify(INBOX_TOPIC)
-        elif result.outcome is Outcome.STALE:
+        if result.outcome is Outcome.STALE:
             log.info(
                 "stored stale message %s from %s (not answered)",
                 msg.message_id,
@@ -61,39 +104,120 @@ class Ingest:
             )
         return result
 
-    async def _store(self, msg: InboundMessage, now: datetime) -> IngestResult:
+    async def close(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                await self._writer
+
+    async def _write_queued(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            BATCH_SIZE.observe(len(batch))
+            try:
+                results = await self._store(batch)
+            except Exception as exc:
+                if len(batch) == 1:
+                    _settle(batch[0].done, exc)
+                    continue
+                log.warning("ingest batch of %d failed (%s); writing one by one", len(batch), exc)
+                for one in batch:
+                    try:
+                        [result] = await self._store([one])
+                        _settle(one.done, result)
+                    except Exception as single_exc:
+                        _settle(one.done, single_exc)
+                continue
+            for pending, result in zip(batch, results, strict=True):
+                _settle(pending.done, result)
+
+    async def _store(self, batch: list[_Pending]) -> list[IngestResult]:
+        known: dict[tuple[str, str], _KnownConversation] = {}
         async with self.db.write() as session:
-            conversation = await conversations.get_or_create(
-                session,
-                platform=msg.platform,
-                chat_id=msg.chat_id,
-                chat_type=msg.chat_type,
-                peer_open_id=msg.sender_id if msg.chat_type == "p2p" else None,
-            )
-            outcome = self._decide(msg, now, listen_all=conversation.listen_all)
-            event_id = await inbound.insert_if_new(
-                session,
-                platform=msg.platform,
-                message_id=msg.message_id,
-                event_type="message",
-                chat_id=msg.chat_id,
-                payload=msg.raw or msg.to_payload(),
-                status=outcome.value,
-                received_at=now,
-            )
-            if event_id is None:
-                return IngestResult(Outcome.DUPLICATE, conversation.id)
-            item_id = None
-            if outcome is Outcome.ANSWERED:
-                item_id = await inbox.append(
-                    session,
-                    kind="user_message",
-                    payload=msg.to_payload(),
-                    conversation_id=conversation.id,
-                    dedupe_key=f"{msg.platform}:{msg.message_id}",
-                    created_at=now,
+            for pending in batch:
+                key = (pending.msg.platform, pending.msg.chat_id)
+                if key not in known:
+                    known[key] = await self._conversation(session, pending.msg)
+            results = await self._store_in(session, batch, known)
+        # Remembered only once committed: a rolled-back conversation row must not be reused.
+        self._conversations.update(known)
+        if any(r.outcome is Outcome.ANSWERED for r in results):
+            self.notifier.wake_local(INBOX_TOPIC)  # other replicas heard it at commit
+        return results
+
+    async def _store_in(
+        self,
+        session: AsyncSession,
+        batch: list[_Pending],
+        known: dict[tuple[str, str], _KnownConversation],
+    ) -> list[IngestResult]:
+        outcomes = [
+            self._decide(p.msg, p.now, listen_all=known[(p.msg.platform, p.msg.chat_id)].listen_all)
+            for p in batch
+        ]
+        new_ids = await inbound.insert_many_if_new(
+            session,
+            [
+                inbound.NewEvent(
+                    platform=p.msg.platform,
+                    message_id=p.msg.message_id,
+                    event_type="message",
+                    chat_id=p.msg.chat_id,
+                    payload=p.msg.raw or p.msg.to_payload(),
+                    status=o.value,
+                    received_at=p.now,
                 )
-            return IngestResult(outcome, conversation.id, item_id)
+                for p, o in zip(batch, outcomes, strict=True)
+            ],
+        )
+        results: list[IngestResult] = []
+        to_inbox: list[inbox.NewItem] = []
+        claimed: set[tuple[str, str]] = set()
+        for pending, outcome in zip(batch, outcomes, strict=True):
+            msg = pending.msg
+            conversation_id = known[(msg.platform, msg.chat_id)].id
+            key = (msg.platform, msg.message_id)
+            if key not in new_ids or key in claimed:  # stored before, or twice in this batch
+                results.append(IngestResult(Outcome.DUPLICATE, conversation_id))
+                continue
+            claimed.add(key)
+            results.append(IngestResult(outcome, conversation_id))
+            if outcome is Outcome.ANSWERED:
+                to_inbox.append(
+                    inbox.NewItem(
+                        kind="user_message",
+                        payload=msg.to_payload(),
+                        conversation_id=conversation_id,
+                        dedupe_key=f"{msg.platform}:{msg.message_id}",
+                        created_at=pending.now,
+                    )
+                )
+        if to_inbox:
+            item_ids = await inbox.append_many(session, to_inbox)
+            results = [
+                IngestResult(
+                    r.outcome,
+                    r.conversation_id,
+                    item_ids.get(f"{p.msg.platform}:{p.msg.message_id}"),
+                )
+                if r.outcome is Outcome.ANSWERED
+                else r
+                for p, r in zip(batch, results, strict=True)
+            ]
+            await self.notifier.publish(session, INBOX_TOPIC)
+        return results
+
+    async def _conversation(self, session: AsyncSession, msg: InboundMessage) -> _KnownConversation:
+        known = self._conversations.get((msg.platform, msg.chat_id))
+        if known is not None and time.monotonic() - known.seen_at < self.CONVERSATION_TTL:
+            return known
+        row = await conversations.get_or_create(
+            session,
+            platform=msg.platform,
+            chat_id=msg.chat_id,
+            chat_type=msg.chat_type,
+            peer_open_id=msg.sender_id if msg.chat_type == "p2p" else None,
+        )
+        return _KnownConversation(row.id, row.listen_all, time.monotonic())
 
     def _decide(self, msg: InboundMessage, now: datetime, *, listen_all: bool) -> Outcome:
         if now - msg.created_at > self.max_event_age:
@@ -102,3 +226,12 @@ class Ingest:
             return Outcome.HISTORY
         addressed = msg.chat_type == "p2p" or msg.mentioned_bot or listen_all
         return Outcome.ANSWERED if addressed else Outcome.HISTORY
+
+
+def _settle(future: asyncio.Future[IngestResult], outcome: IngestResult | BaseException) -> None:
+    if future.done():  # the caller went away (cancelled); the write stands regardless
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)

@@ -16,6 +16,7 @@ from typing import Any
 
 import asyncpg
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.db import Database
 from storage.urls import asyncpg_dsn
@@ -75,6 +76,11 @@ class Notifier:
         """Call after the commit that made work available."""
         self.wake_local(topic)
 
+    async def publish(self, session: AsyncSession, topic: str) -> None:
+        """Call inside the write transaction that makes work available (hot paths): other
+        replicas hear of it at commit, with no extra connection. Wake this process's own
+        workers with `wake_local` after the commit."""
+
     async def start(self) -> None:
         pass
 
@@ -121,6 +127,11 @@ class PostgresNotifier(Notifier):
                 await conn.commit()
         except Exception as exc:  # the poll still finds the work; never fail the writer
             log.warning("pg_notify(%s) failed: %s", topic, exc)
+
+    async def publish(self, session: AsyncSession, topic: str) -> None:
+        await session.execute(
+            text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic}
+        )
 
     async def close(self) -> None:
         if self._keeper is not None:

@@ -72,6 +72,9 @@ class TimerWorker(Worker):
 
     async def run_once(self) -> bool:
         db = self.timers.db
+        async with db.read() as session:
+            if not await repo.has_due(session, utcnow()):
+                return False
         async with db.write() as session:
             due = await repo.claim_due(
                 session, owner=self.owner, now=utcnow(), limit=self.batch, lease=self.lease

@@ -3,6 +3,8 @@ duplicates, so every replica agrees."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -13,33 +15,31 @@ from storage.models import InboundEvent
 from storage.repos._upsert import insert_for
 
 
-async def insert_if_new(
-    session: AsyncSession,
-    *,
-    platform: str,
-    message_id: str,
-    event_type: str,
-    chat_id: str | None,
-    payload: dict[str, Any],
-    status: str,
-    received_at: datetime,
-) -> int | None:
-    """The new row's id, or None when this message was stored before."""
+@dataclass(frozen=True)
+class NewEvent:
+    platform: str
+    message_id: str
+    event_type: str
+    chat_id: str | None
+    payload: dict[str, Any]
+    status: str
+    received_at: datetime
+
+
+async def insert_many_if_new(
+    session: AsyncSession, events: Sequence[NewEvent]
+) -> set[tuple[str, str]]:
+    """One multi-row insert; the (platform, message_id) pairs that were new."""
+    if not events:
+        return set()
+    table = InboundEvent.__table__  # Core, not the ORM's bulk path: this is the hot path
     stmt = (
-        insert_for(session, InboundEvent)
-        .values(
-            platform=platform,
-            message_id=message_id,
-            event_type=event_type,
-            chat_id=chat_id,
-            payload=payload,
-            status=status,
-            received_at=received_at,
-        )
+        insert_for(session, table)
+        .values([asdict(e) for e in events])
         .on_conflict_do_nothing(index_elements=["platform", "message_id"])
-        .returning(InboundEvent.id)
+        .returning(table.c.platform, table.c.message_id)
     )
-    return (await session.execute(stmt)).scalar_one_or_none()
+    return {(p, m) for p, m in (await session.execute(stmt)).all()}
 
 
 async def count(session: AsyncSession, platform: str | None = None) -> int:

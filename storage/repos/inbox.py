@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +36,30 @@ async def append(
     if dedupe_key is not None:
         stmt = stmt.on_conflict_do_nothing(index_elements=["dedupe_key"])
     return (await session.execute(stmt.returning(InboxItem.id))).scalar_one_or_none()
+
+
+@dataclass(frozen=True)
+class NewItem:
+    kind: str
+    payload: dict[str, Any]
+    conversation_id: int | None
+    dedupe_key: str
+    created_at: datetime
+    session_id: int | None = None
+
+
+async def append_many(session: AsyncSession, items: Sequence[NewItem]) -> dict[str, int]:
+    """One multi-row insert of idempotent items; dedupe key -> id for those that were new."""
+    if not items:
+        return {}
+    table = InboxItem.__table__  # Core, not the ORM's bulk path: ingest is a hot path
+    stmt = (
+        insert_for(session, table)
+        .values([asdict(i) for i in items])
+        .on_conflict_do_nothing(index_elements=["dedupe_key"])
+        .returning(table.c.dedupe_key, table.c.id)
+    )
+    return {str(k): int(v) for k, v in (await session.execute(stmt)).all()}
 
 
 async def pending_for_conversation(

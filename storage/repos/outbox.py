@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows
+from storage.claims import claim_rows, exists_claimable
 from storage.models import OutboxMessage
 from storage.repos._upsert import insert_for
 
@@ -55,6 +55,18 @@ async def enqueue(
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+def _due(platform: str, now: datetime) -> list[Any]:
+    return [
+        OutboxMessage.platform == platform,
+        OutboxMessage.state == PENDING,
+        OutboxMessage.next_attempt_at <= now,
+    ]
+
+
+async def has_due(session: AsyncSession, *, platform: str, now: datetime) -> bool:
+    return await exists_claimable(session, OutboxMessage, where=_due(platform, now), now=now)
+
+
 async def claim_due(
     session: AsyncSession,
     *,
@@ -69,11 +81,7 @@ async def claim_due(
     rows = await claim_rows(
         session,
         OutboxMessage,
-        where=[
-            OutboxMessage.platform == platform,
-            OutboxMessage.state == PENDING,
-            OutboxMessage.next_attempt_at <= now,
-        ],
+        where=_due(platform, now),
         order_by=[OutboxMessage.next_attempt_at, OutboxMessage.id],
         limit=limit,
         owner=owner,

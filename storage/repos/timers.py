@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows
+from storage.claims import claim_rows, exists_claimable
 from storage.models import Timer
 
 PENDING, FIRED, FAILED = "pending", "fired", "failed"
@@ -36,13 +36,21 @@ async def cancel(session: AsyncSession, key: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
+def _due(now: datetime) -> list[Any]:
+    return [Timer.state == PENDING, Timer.due_at <= now]
+
+
+async def has_due(session: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(session, Timer, where=_due(now), now=now)
+
+
 async def claim_due(
     session: AsyncSession, *, owner: str, now: datetime, limit: int, lease: timedelta
 ) -> list[Timer]:
     return await claim_rows(
         session,
         Timer,
-        where=[Timer.state == PENDING, Timer.due_at <= now],
+        where=_due(now),
         order_by=[Timer.due_at, Timer.id],
         limit=limit,
         owner=owner,

@@ -59,10 +59,15 @@ async def replies(w: FeishuWorld, n: int) -> list[str]:
 
 
 async def all_delivered(w: FeishuWorld) -> None:
+    """Every conversation inbox item has been handled by the Bot (task Sessions' own inbox
+    items are not the Bot's)."""
+
     async def done() -> bool:
         async with w.app.services.db.read() as s:
             waiting = await s.scalar(
-                select(func.count(InboxItem.id)).where(InboxItem.delivered_at.is_(None))
+                select(func.count(InboxItem.id)).where(
+                    InboxItem.delivered_at.is_(None), InboxItem.conversation_id.is_not(None)
+                )
             )
         return waiting == 0
 

@@ -48,6 +48,9 @@ class ConsoleSender(Worker):
         self.db, self.instance_id = db, instance_id
 
     async def run_once(self) -> bool:
+        async with self.db.read() as session:
+            if not await outbox.has_due(session, platform=PLATFORM, now=utcnow()):
+                return False
         async with self.db.write() as session:
             rows = await outbox.claim_due(
                 session,

@@ -43,52 +43,60 @@ class NotAMessage(ValueError):
     """The event lacks what every message has (id, chat, sender)."""
 
 
-def parse_receive_event(body: dict[str, Any]) -> P2ImMessageReceiveV1:
-    return JSON.unmarshal(json.dumps(body), P2ImMessageReceiveV1)
+def event_body(event: P2ImMessageReceiveV1) -> dict[str, Any]:
+    """The SDK's parsed event (long connection) back as the webhook's JSON envelope."""
+    body = json.loads(JSON.marshal(event))
+    return body if isinstance(body, dict) else {}
 
 
-def normalize(event: P2ImMessageReceiveV1, *, bot_open_id: str | None) -> InboundMessage:
-    ev = event.event
-    msg = ev.message if ev else None
-    sender = ev.sender if ev else None
-    sender_id = sender.sender_id.open_id if sender and sender.sender_id else None
-    if msg is None or not msg.message_id or not msg.chat_id or not sender_id:
+def normalize(body: dict[str, Any], *, bot_open_id: str | None) -> InboundMessage:
+    """Read the event envelope's dict directly: the webhook's hot path skips the SDK's model
+    round trip (about a third of a millisecond per event)."""
+    ev = _dict(body.get("event"))
+    msg, sender = _dict(ev.get("message")), _dict(ev.get("sender"))
+    sender_id = _dict(sender.get("sender_id")).get("open_id")
+    if not msg.get("message_id") or not msg.get("chat_id") or not sender_id:
         raise NotAMessage("im.message.receive_v1 without message_id, chat_id or sender open_id")
 
     mentions = tuple(
         Mention(
-            key=m.key or "",
-            name=m.name or "",
-            open_id=m.id.open_id if m.id else None,
+            key=str(m.get("key") or ""),
+            name=str(m.get("name") or ""),
+            open_id=_dict(m.get("id")).get("open_id"),
         )
-        for m in (msg.mentions or [])
+        for m in (msg.get("mentions") or [])
+        if isinstance(m, dict)
     )
     mentioned_bot = bool(bot_open_id) and any(m.open_id == bot_open_id for m in mentions)
-    message_type = msg.message_type or "unknown"
-    raw_text = content_text(message_type, msg.content)
+    message_type = str(msg.get("message_type") or "unknown")
+    raw_text = content_text(message_type, msg.get("content"))
     return InboundMessage(
         platform=PLATFORM,
-        message_id=msg.message_id,
-        chat_id=msg.chat_id,
-        chat_type="p2p" if msg.chat_type == "p2p" else "group",
-        sender_id=sender_id,
-        sender_type=(sender.sender_type if sender else None) or "user",
+        message_id=str(msg["message_id"]),
+        chat_id=str(msg["chat_id"]),
+        chat_type="p2p" if msg.get("chat_type") == "p2p" else "group",
+        sender_id=str(sender_id),
+        sender_type=str(sender.get("sender_type") or "user"),
         text=resolve_mentions(raw_text, mentions, drop_open_id=None),
         addressed_text=resolve_mentions(raw_text, mentions, drop_open_id=bot_open_id),
         message_type=message_type,
-        created_at=_ms_to_datetime(msg.create_time),
+        created_at=_ms_to_datetime(msg.get("create_time")),
         mentioned_bot=mentioned_bot,
         mentions=mentions,
-        parent_id=msg.parent_id or None,
-        root_id=msg.root_id or None,
-        thread_id=msg.thread_id or None,
-        raw=json.loads(JSON.marshal(event)),
+        parent_id=msg.get("parent_id") or None,
+        root_id=msg.get("root_id") or None,
+        thread_id=msg.get("thread_id") or None,
+        raw=ev,
     )
 
 
-def content_text(message_type: str, content: str | None) -> str:
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def content_text(message_type: str, content: Any) -> str:
     try:
-        data = json.loads(content) if content else {}
+        data = json.loads(content) if isinstance(content, str) and content else {}
     except ValueError:
         data = {}
     if not isinstance(data, dict):

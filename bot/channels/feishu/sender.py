@@ -117,6 +117,9 @@ class FeishuSender(Worker):
         self.limiter = limiter or ChatRateLimiter()
 
     async def run_once(self) -> bool:
+        async with self.db.read() as session:
+            if not await outbox.has_due(session, platform=PLATFORM, now=utcnow()):
+                return False
         async with self.db.write() as session:
             rows = await outbox.claim_due(
                 session,

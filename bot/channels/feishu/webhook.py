@@ -16,7 +16,7 @@ from prometheus_client import Counter
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.channels.feishu.envelope import EnvelopeOpener, Malformed, Unauthorized
-from bot.channels.feishu.normalize import NotAMessage, normalize, parse_receive_event
+from bot.channels.feishu.normalize import NotAMessage, normalize
 from bot.channels.ingest import Ingest
 
 log = logging.getLogger(__name__)
@@ -58,8 +58,8 @@ class FeishuWebhook:
         if bot_open_id is None:  # cannot tell @mentions apart yet: let Feishu retry
             return web.json_response({"msg": "not ready"}, status=503)
         try:
-            message = normalize(parse_receive_event(envelope.body), bot_open_id=bot_open_id)
-        except (NotAMessage, ValueError, TypeError, AttributeError) as exc:
+            message = normalize(envelope.body, bot_open_id=bot_open_id)
+        except (NotAMessage, ValueError, TypeError) as exc:
             return web.json_response({"msg": f"bad event: {exc}"}, status=400)
         try:
             result = await self.ingest.accept(message)

@@ -31,7 +31,7 @@ import lark_oapi.ws.client as lark_ws_client
 from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
 from lark_oapi.core.exception import EventException
 
-from bot.channels.feishu.normalize import normalize
+from bot.channels.feishu.normalize import event_body, normalize
 from bot.channels.ingest import Ingest
 
 log = logging.getLogger(__name__)
@@ -179,7 +179,7 @@ class FeishuLongConnection:
         bot_open_id = self.bot_open_id()
         if bot_open_id is None:
             raise RuntimeError("bot open_id unknown yet: not acking, Feishu will redeliver")
-        message = normalize(event, bot_open_id=bot_open_id)
+        message = normalize(event_body(event), bot_open_id=bot_open_id)
         future = asyncio.run_coroutine_threadsafe(self.ingest.accept(message), self._app_loop)
         future.result(timeout=INGEST_TIMEOUT)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.channels.feishu.normalize import content_text, normalize, parse_receive_event
+from bot.channels.feishu.normalize import content_text, normalize
 from tests.fakes import FeishuEventSender, Mention
 
 events = FeishuEventSender(
@@ -18,7 +18,7 @@ def test_mentions_resolve_to_names_and_the_bot_mention_is_recognised_by_open_id(
         chat_type="group",
         mentions=[Mention(open_id="ou_bot", name="Maka"), Mention(open_id="ou_li", name="Li")],
     )
-    msg = normalize(parse_receive_event(body), bot_open_id="ou_bot")
+    msg = normalize(body, bot_open_id="ou_bot")
     assert msg.text == "@Maka ask @Li about it"
     assert msg.addressed_text == "ask @Li about it"
     assert msg.mentioned_bot
@@ -28,7 +28,7 @@ def test_a_namesake_of_the_bot_is_not_the_bot() -> None:
     body = events.message_event(
         text="@_user_1 hi", chat_type="group", mentions=[Mention(open_id="ou_other", name="Maka")]
     )
-    assert not normalize(parse_receive_event(body), bot_open_id="ou_bot").mentioned_bot
+    assert not normalize(body, bot_open_id="ou_bot").mentioned_bot
 
 
 def test_rich_text_post_is_read_as_text() -> None:
@@ -46,7 +46,7 @@ def test_rich_text_post_is_read_as_text() -> None:
     body = events.message_event(
         message_type="post", content=post, mentions=[Mention(open_id="ou_li", name="Li")]
     )
-    msg = normalize(parse_receive_event(body), bot_open_id="ou_bot")
+    msg = normalize(body, bot_open_id="ou_bot")
     assert msg.text == "Deploy notes\nsee the log\n@Li ok\n[image]"
 
 
@@ -62,6 +62,6 @@ def test_thread_ids_and_create_time_are_kept() -> None:
     body = events.message_event(
         text="x", root_id="om_root", parent_id="om_parent", thread_id="omt_1"
     )
-    msg = normalize(parse_receive_event(body), bot_open_id="ou_bot")
+    msg = normalize(body, bot_open_id="ou_bot")
     assert (msg.root_id, msg.parent_id, msg.thread_id) == ("om_root", "om_parent", "omt_1")
     assert msg.created_at.tzinfo is not None
