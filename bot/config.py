@@ -33,6 +33,13 @@ class FeishuMode(StrEnum):
     WS = "ws"
 
 
+class EvidenceStrategy(StrEnum):
+    """How WorkHub gathers search evidence for candidates."""
+
+    BEST_MESSAGE = "best_message"  # the best-scoring message of each Session
+    SESSION_DOCUMENT = "session_document"  # one bounded digest document per Session
+
+
 class Role(StrEnum):
     WEB = "web"
     WORKER = "worker"
@@ -56,6 +63,7 @@ class Settings(BaseSettings):
 
     search_backend: SearchBackend = SearchBackend.EMBEDDED
     index_tool_output: bool = False  # also index raw tool output of Sessions
+    workhub_evidence: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE
     meili_url: str | None = None
     meili_key: str | None = None
 

@@ -27,6 +27,8 @@ from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer
 from bot.services import Services
 from bot.web.health import ReadinessCheck, add_health_routes
+from bot.workhub.service import WorkHub
+from bot.workhub.summaries import SummaryWorker
 from storage.db import Database, create_database
 from storage.migrate import current_revision, head_revision, migrate
 from storage.search.tokenizer import warm_up
@@ -127,10 +129,20 @@ def create_app(
                 model=model,
                 search=search,
                 session_index=SessionIndexer(db, search, tool_output=settings.index_tool_output),
+                workhub=WorkHub(
+                    db,
+                    notifier,
+                    search,
+                    tz=settings.tz,
+                    owner=settings.owner,
+                    strategy=settings.workhub_evidence,
+                ),
                 readiness=checks,
             )
             if services.runs_workers:
                 host.add(TimerWorker(services.timers, host.instance_id))
+                if model is not None:
+                    host.add(SummaryWorker(db, model, search, host.instance_id))
             _add_core_checks(services)
             for component in components:
                 await component.start(services)
@@ -144,6 +156,7 @@ def create_app(
             await host.stop(settings.shutdown_grace)
             for component in reversed(components):
                 await component.stop()
+            await services.ingest.close()
             await notifier.close()
             await search.close()
             if model is not None:

@@ -13,6 +13,7 @@ from bot.llm.client import ModelClient
 from bot.memory.search import SearchService
 from bot.memory.session_index import SessionIndexer
 from bot.web.health import ReadinessCheck
+from bot.workhub.service import WorkHub
 from storage.db import Database
 
 
@@ -28,6 +29,7 @@ class Services:
     model: ModelClient | None
     search: SearchService
     session_index: SessionIndexer
+    workhub: WorkHub
     readiness: dict[str, ReadinessCheck] = field(default_factory=dict)
 
     @property

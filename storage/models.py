@@ -210,3 +210,47 @@ class Admin(Base):
     open_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     added_by: Mapped[str] = mapped_column(String(128))
     added_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SessionSummary(Base):
+    """A coarse, derived summary of a Session. Writing it never touches the Session header's
+    activity fields (invariant 7). The lease columns make the refresh a claimable job."""
+
+    __tablename__ = "session_summaries"
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"), primary_key=True)
+    text: Mapped[str | None] = mapped_column(Text)
+    covered_seq: Mapped[int] = mapped_column(Integer, default=0)
+    completion_count: Mapped[int] = mapped_column(Integer, default=0)
+    # A refresh is pending while the count at the latest refresh point (1, 2, 4, 8, ...) is
+    # ahead of the count the stored text was made for; several points coalesce into one job.
+    requested_at_count: Mapped[int] = mapped_column(Integer, default=0)
+    summarized_at_count: Mapped[int] = mapped_column(Integer, default=0)
+    generated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SessionCompletion(Base):
+    """One row per terminal notification, so a repeated one does not count twice."""
+
+    __tablename__ = "session_completions"
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"), primary_key=True)
+    completion_key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class WorkhubAction(Base):
+    """The durable claim of one routing write: a retried write converges on its outcome, a
+    different write under the same id is refused."""
+
+    __tablename__ = "workhub_actions"
+
+    action_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(32))
+    target_session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    outcome: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

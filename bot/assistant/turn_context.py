@@ -88,6 +88,11 @@ class TurnContext:
         self._counters[prefix] += 1
         item.ref = f"{prefix}{self._counters[prefix]}"
 
+    def next_action_id(self, kind: str) -> str:
+        """Stable across a re-run of the same batch, like reply keys."""
+        self._counters[kind] = self._counters.get(kind, 0) + 1
+        return f"{self.turn_key}:{kind}:{self._counters[kind]}"
+
     def render_batch(self, items: list[BatchItem]) -> str:
         tz = self.services.settings.tz
         return "\n".join(item.render(tz) for item in items)

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from bot.config import ConfigError, Role, Settings, load_settings
 
@@ -34,6 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--limit", type=int, default=10)
+    evaluation = sub.add_parser("eval", help="evaluations")
+    evaluation.add_argument("what", choices=["recall"])
+    evaluation.add_argument("--dataset", required=True, type=Path)
+    evaluation.add_argument("--router", choices=["reference", "model"], default="reference")
+    evaluation.add_argument("--json", action="store_true")
     return parser
 
 
@@ -89,6 +95,10 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         return await run_search(
             settings, " ".join(args.query), args.sessions, args.json, args.limit
         )
+    if args.command == "eval":
+        from bot.cli.evaluate import run_recall_eval
+
+        return await run_recall_eval(settings, args.dataset, args.router, args.json)
     raise AssertionError(args.command)
 
 

@@ -40,12 +40,18 @@ class SearchService:
     async def search(
         self, query: str, filters: SearchFilters | None = None, limit: int = 10
     ) -> list[SearchHit]:
+        return await self.try_search(query, filters, limit) or []
+
+    async def try_search(
+        self, query: str, filters: SearchFilters | None = None, limit: int = 10
+    ) -> list[SearchHit] | None:
+        """None when the backend failed (for callers that say "evidence unavailable")."""
         try:
             return await self.index.search(query, filters, limit)
         except (SearchError, OSError) as exc:
             SEARCH_ERRORS.labels("search").inc()
             log.warning("search failed, answering without evidence: %s", exc)
-            return []
+            return None
 
     async def upsert(self, docs: Sequence[SearchDocument]) -> bool:
         if not docs:

@@ -1,0 +1,1 @@
+"""WorkHub: routing a request to the right ongoing task Session among the 32 most recent."""

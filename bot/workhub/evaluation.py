@@ -1,0 +1,271 @@
+"""`maka eval recall`: how well requests are routed, under three variants (RFC section 6).
+
+- baseline: name, workspace, state, time
+- summaries: baseline plus each Session's summary
+- summaries_evidence: plus search evidence from the Session's messages
+
+Each snapshot's messages go into a fresh embedded search index (the same tokenizer and
+backend the bot uses; tool messages are indexed as they are with MAKA_INDEX_TOOL_OUTPUT).
+Candidates are built exactly as in production, so nothing outside the 32 can be chosen.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.config import EvidenceStrategy
+from bot.memory.search import SearchService
+from bot.workhub.candidates import CandidateSet, Evidence, SessionMeta, build_set, view
+from bot.workhub.evidence import gather_evidence
+from bot.workhub.router import Decision, Outcome, route
+from storage.search import SearchDocument
+from storage.search.embedded import EmbeddedSearchIndex
+
+VARIANTS = ("baseline", "summaries", "summaries_evidence")
+MESSAGE_CHARS = 2000
+MESSAGES_PER_SESSION = 300
+ROLE_KINDS = {
+    "user": "session_user",
+    "assistant": "session_assistant",
+    "tool": "session_tool_result",
+}
+
+
+class _Message(BaseModel):
+    role: str
+    text: str
+    at: datetime
+
+
+class _Session(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    name: str
+    workspace: str | None = None
+    state: str
+    role: str | None = None
+    is_archived: bool = False
+    subagent_parent: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    created_at: datetime
+    status_updated_at: datetime | None = None
+    last_message_at: datetime | None = None
+    summary: str | None = None
+    messages: list[_Message] = Field(default_factory=list)
+
+
+class _Snapshot(BaseModel):
+    now: datetime
+    sessions: list[_Session]
+
+
+class _Expect(BaseModel):
+    outcome: Outcome
+    session_id: str | None = None
+
+
+class _Case(BaseModel):
+    id: str
+    snapshot: str
+    request: str
+    expect: _Expect
+    tags: list[str] = Field(default_factory=list)
+
+
+class Dataset(BaseModel):
+    schema_: str = Field(alias="schema")
+    snapshots: dict[str, _Snapshot]
+    cases: list[_Case]
+
+
+@dataclass
+class VariantReport:
+    cases: int = 0
+    correct: int = 0
+    wrong: int = 0
+    clarified: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    bytes_read: int = 0
+    model_input_chars: int = 0
+    summary_calls: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        n = max(self.cases, 1)
+        lat = sorted(self.latencies_ms) or [0.0]
+        return {
+            "cases": self.cases,
+            "correct_target_rate": round(self.correct / n, 4),
+            "wrong_target_rate": round(self.wrong / n, 4),
+            "clarification_rate": round(self.clarified / n, 4),
+            "p50_ms": round(statistics.median(lat), 3),
+            "p95_ms": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 3),
+            "bytes_read": self.bytes_read,
+            "model_input_chars": self.model_input_chars,
+            "summary_calls": self.summary_calls,
+        }
+
+
+ModelRouter = Callable[[str, CandidateSet], Awaitable[Decision]]
+
+
+def load_dataset(path: Path) -> Dataset:
+    dataset = Dataset.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    if dataset.schema_ != "maka.recall-eval.v1":
+        raise ValueError(f"unknown dataset schema {dataset.schema_!r}")
+    missing = {c.snapshot for c in dataset.cases} - set(dataset.snapshots)
+    if missing:
+        raise ValueError(f"cases refer to unknown snapshots: {sorted(missing)}")
+    return dataset
+
+
+async def evaluate(
+    dataset: Dataset,
+    *,
+    strategy: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE,
+    model_router: ModelRouter | None = None,
+) -> dict[str, Any]:
+    reports = {v: VariantReport() for v in VARIANTS}
+    per_case: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="maka-eval-") as tmp:
+        for snap_id, snapshot in dataset.snapshots.items():
+            search = SearchService(EmbeddedSearchIndex(Path(tmp) / snap_id))
+            try:
+                await _index_snapshot(search, snapshot)
+                for case in (c for c in dataset.cases if c.snapshot == snap_id):
+                    per_case.append(
+                        await _run_case(case, snapshot, search, reports, strategy, model_router)
+                    )
+            finally:
+                await search.close()
+    return {"variants": {v: r.as_dict() for v, r in reports.items()}, "cases": per_case}
+
+
+async def _index_snapshot(search: SearchService, snapshot: _Snapshot) -> None:
+    docs = [
+        SearchDocument(
+            id=f"{s.id}:{i}",
+            kind=ROLE_KINDS.get(m.role, "session_user"),
+            text=m.text[:MESSAGE_CHARS],
+            title=s.name,
+            session_id=s.id,
+            time=m.at,
+        )
+        for s in snapshot.sessions
+        for i, m in enumerate(s.messages[-MESSAGES_PER_SESSION:])
+    ]
+    if docs and not await search.upsert(docs):
+        raise RuntimeError("could not index the snapshot's messages")
+
+
+def _metas(snapshot: _Snapshot) -> list[SessionMeta]:
+    return [
+        SessionMeta(
+            id=s.id,
+            name=s.name,
+            workspace=s.workspace,
+            state=s.state,
+            created_at=s.created_at,
+            status_updated_at=s.status_updated_at,
+            last_message_at=s.last_message_at,
+            role=s.role,
+            is_archived=s.is_archived,
+            subagent_parent=s.subagent_parent,
+            labels=tuple(s.labels),
+        )
+        for s in snapshot.sessions
+    ]
+
+
+async def _run_case(
+    case: _Case,
+    snapshot: _Snapshot,
+    search: SearchService,
+    reports: dict[str, VariantReport],
+    strategy: EvidenceStrategy,
+    model_router: ModelRouter | None,
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"id": case.id, "expect": case.expect.model_dump(mode="json")}
+    summaries_all = {s.id: s.summary for s in snapshot.sessions if s.summary}
+    for variant in VARIANTS:
+        started = time.perf_counter()
+        metas = _metas(snapshot)
+        summaries = summaries_all if variant != "baseline" else {}
+        evidence: dict[str, Evidence] = {}
+        status = "none"
+        if variant == "summaries_evidence":
+            ids = build_set(metas, now=snapshot.now, tz=UTC).ids
+            evidence, status = await gather_evidence(search, case.request, ids, strategy)
+        cset = build_set(
+            metas,
+            now=snapshot.now,
+            tz=UTC,
+            summaries=summaries,
+            evidence=evidence,
+            evidence_status=status,
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        rendered = json.dumps([asdict(view(c, UTC)) for c in cset.candidates], ensure_ascii=False)
+        if model_router is not None:
+            decision = await model_router(case.request, cset)
+        else:
+            decision = route(
+                case.request,
+                cset,
+                use_summaries=variant != "baseline",
+                use_evidence=variant == "summaries_evidence",
+            )
+        report = reports[variant]
+        report.cases += 1
+        report.latencies_ms.append(elapsed)
+        report.bytes_read += len(rendered.encode())
+        report.model_input_chars += len(rendered) + len(case.request)
+        verdict = _score(case.expect, decision)
+        if verdict == "correct":
+            report.correct += 1
+        elif verdict == "wrong":
+            report.wrong += 1
+        if decision.outcome is Outcome.CLARIFY:
+            report.clarified += 1
+        result[variant] = {
+            "outcome": decision.outcome.value,
+            "session_id": decision.session_id,
+            "verdict": verdict,
+        }
+    return result
+
+
+def _score(expect: _Expect, decision: Decision) -> str:
+    if decision.outcome is expect.outcome:
+        if expect.outcome is not Outcome.EXISTING or decision.session_id == expect.session_id:
+            return "correct"
+        return "wrong"
+    if decision.outcome is Outcome.EXISTING:
+        return "wrong"  # routed somewhere while a new task or a question was right
+    if decision.outcome is Outcome.CLARIFY:
+        return "clarified"
+    return "wrong"
+
+
+def table(report: dict[str, Any]) -> str:
+    head = (
+        f"{'variant':20} {'correct':>8} {'wrong':>7} {'clarify':>8} {'p50 ms':>8} "
+        f"{'p95 ms':>8} {'bytes':>10} {'model chars':>12} {'summary calls':>14}"
+    )
+    lines = [head, "-" * len(head)]
+    for name, v in report["variants"].items():
+        lines.append(
+            f"{name:20} {v['correct_target_rate']:>8.1%} {v['wrong_target_rate']:>7.1%} "
+            f"{v['clarification_rate']:>8.1%} {v['p50_ms']:>8.2f} {v['p95_ms']:>8.2f} "
+            f"{v['bytes_read']:>10} {v['model_input_chars']:>12} {v['summary_calls']:>14}"
+        )
+    return "\n".join(lines)

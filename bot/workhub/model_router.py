@@ -1,0 +1,60 @@
+"""Routing by the model (for `maka eval recall --router model`): it sees the same candidate
+list the Bot's tasks_candidates tool returns and answers with a ref, "new" or "clarify".
+Anything it gets wrong in form (an unknown ref, unreadable output, an error) falls back to
+the reference router, and a ref outside the set can never be chosen."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from datetime import tzinfo
+
+from bot.agent.framing import DATA_RULE, quote_data
+from bot.llm.client import ModelClient
+from bot.llm.types import Message, ModelError
+from bot.workhub.candidates import CandidateSet, view
+from bot.workhub.router import Decision, Outcome, route
+
+INSTRUCTIONS = (
+    "Route the user's request to one of the candidate tasks. Answer with JSON only: "
+    '{"outcome": "existing", "ref": "<candidate ref>"}, {"outcome": "new"} (only if the user '
+    'explicitly asks for a new task) or {"outcome": "clarify"} (when unsure, or nothing '
+    f"fits). Search evidence is a weak hint. {DATA_RULE}"
+)
+_JSON = re.compile(r"\{.*\}", re.DOTALL)
+
+
+class ModelRouterAdapter:
+    def __init__(self, model: ModelClient, tz: tzinfo) -> None:
+        self.model, self.tz = model, tz
+
+    async def __call__(self, request: str, cset: CandidateSet) -> Decision:
+        candidates = json.dumps(
+            [asdict(view(c, self.tz)) for c in cset.candidates], ensure_ascii=False
+        )
+        prompt = [
+            Message.system(INSTRUCTIONS),
+            Message.user(f"Request: {request}\n" + quote_data("candidates", candidates)),
+        ]
+        try:
+            completion = await self.model.complete(prompt, purpose="workhub_route")
+            return self._parse(completion.text or "", cset)
+        except (ModelError, ValueError, KeyError) as exc:
+            fallback = route(request, cset)
+            fallback.reason = f"model routing failed ({exc}); reference router used"
+            return fallback
+
+    @staticmethod
+    def _parse(text: str, cset: CandidateSet) -> Decision:
+        match = _JSON.search(text)
+        if match is None:
+            raise ValueError("no JSON in the model's answer")
+        answer = json.loads(match.group(0))
+        outcome = Outcome(answer["outcome"])
+        if outcome is not Outcome.EXISTING:
+            return Decision(outcome, reason="model")
+        candidate = cset.by_ref(str(answer.get("ref")))
+        if candidate is None:
+            raise ValueError(f"unknown ref {answer.get('ref')!r}")
+        return Decision(Outcome.EXISTING, candidate.meta.id, candidate.ref, "model")

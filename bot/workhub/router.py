@@ -1,0 +1,209 @@
+"""The deterministic reference router: recency, name, summary and evidence with fixed weights.
+
+It serves the recall evaluation and is the fallback when the model's routing fails. It only
+ever chooses among the candidate set it is given; every doubt ends in `clarify` (invariant
+9), and `new` needs an explicit request.
+
+Matching weighs each request token by how rare it is among the candidates (so "bug" in
+"Fix bug" and "Fix bug (2)" counts for little and `ERR_CONN_RESET` for a lot).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from bot.workhub.candidates import Candidate, CandidateSet
+from storage.search.tokenizer import query_units, tokenize
+
+
+class Outcome(StrEnum):
+    EXISTING = "existing"
+    NEW = "new"
+    CLARIFY = "clarify"
+
+
+@dataclass(frozen=True)
+class Weights:
+    # How much a query unit found in each field counts, from the most to the least reliable.
+    name: float = 1.0
+    summary: float = 0.7
+    evidence: float = 0.55
+    recency: float = 0.05
+    # Explained weight is the sum of the matched units' rarity, where a unit that only one
+    # candidate mentions counts 1 and a unit every candidate mentions close to 0.
+    min_content: float = 0.7  # less than that: nothing fits
+    min_share: float = 0.3  # nor when most of the request is left unexplained
+    margin: float = 0.28  # top two closer than this: ask
+
+
+@dataclass
+class Decision:
+    outcome: Outcome
+    session_id: str | None = None
+    ref: str | None = None
+    reason: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+EXPLICIT_NEW = re.compile(
+    r"(\bnew (task|session|thread|topic)\b|\bstart (a )?(new|fresh)\b|\bcreate (a )?(new )?"
+    r"(task|session)\b|新建|新任务|开个新|开一个新|另起|新开一个|重新开一个)",
+    re.IGNORECASE,
+)
+REFERENCE_ONLY = re.compile(
+    r"(\b(continue|resume|keep going( with)?|back to)\b.*\b(that|this|it|the last|previous)\b"
+    r"|\bthat one\b|\bthe one (we|i)\b|接着|继续(刚才|上次|那个|之前)|刚才(那个|的)|上一个|之前那个"
+    r"|早上(那个|说的))",
+    re.IGNORECASE,
+)
+# Words that say "this is about a task" rather than which one.
+GENERIC = {
+    "continue",
+    "resume",
+    "task",
+    "session",
+    "please",
+    "that",
+    "this",
+    "one",
+    "it",
+    "the",
+    "let",
+    "lets",
+    "let's",
+    "finish",
+    "update",
+    "keep",
+    "going",
+    "with",
+    "on",
+    "about",
+    "继续",
+    "一下",
+    "跟进",
+    "看看",
+    "那个",
+    "这个",
+    "帮",
+    "我",
+    "请",
+    "任务",
+    "问题",
+    "怎么样",
+    "接着",
+    "刚才",
+    "之前",
+    "上次",
+    "做完",
+    "弄",
+    "吧",
+    "了",
+    "呢",
+    "吗",
+    "帮我",
+}
+# Error codes, paths, ticket numbers: nobody writes them by accident.
+IDENTIFIER = re.compile(r"[_./#:]|\d.*[a-z]|[a-z].*\d", re.IGNORECASE)
+IDENTIFIER_BOOST = 1.5
+RECENT_GAP_HOURS = 3.0
+
+
+def route(
+    request: str,
+    cset: CandidateSet,
+    *,
+    use_summaries: bool = True,
+    use_evidence: bool = True,
+    weights: Weights | None = None,
+) -> Decision:
+    w = weights or Weights()
+    if EXPLICIT_NEW.search(request):
+        return Decision(Outcome.NEW, reason="the user asked for a new task")
+    if not cset.candidates:
+        return Decision(Outcome.CLARIFY, reason="no candidates")
+
+    units = [u for u in query_units(request) if u.lower() not in GENERIC]
+    fields = {c.ref: _fields(c, use_summaries, use_evidence) for c in cset.candidates}
+    weight = _unit_weights(units, fields)
+    total = sum(weight.values()) or 1.0
+
+    content: dict[str, float] = {}
+    scores: dict[str, float] = {}
+    for c in cset.candidates:
+        name, summary, evidence = fields[c.ref]
+        found_name = {u for u in units if _matches(u, name)}
+        found_summary = {u for u in units if _matches(u, summary)} - found_name
+        found_evidence = {u for u in units if _matches(u, evidence)} - found_name - found_summary
+        explained = (
+            w.name * sum(weight[u] for u in found_name)
+            + w.summary * sum(weight[u] for u in found_summary)
+            + w.evidence * sum(weight[u] for u in found_evidence)
+        )
+        content[c.ref] = explained
+        recency = (len(cset.candidates) - c.position + 1) / len(cset.candidates)
+        scores[c.ref] = content[c.ref] + w.recency * recency
+
+    ranked = sorted(cset.candidates, key=lambda c: scores[c.ref], reverse=True)
+    best = ranked[0]
+    if content[best.ref] < w.min_content or content[best.ref] / total < w.min_share:
+        if REFERENCE_ONLY.search(request):
+            return _most_recent(cset, scores)
+        return Decision(Outcome.CLARIFY, reason="nothing fits the request", scores=scores)
+    if len(ranked) > 1 and content[best.ref] - content[ranked[1].ref] < w.margin:
+        return Decision(Outcome.CLARIFY, reason="two candidates fit about equally", scores=scores)
+    return Decision(Outcome.EXISTING, best.meta.id, best.ref, "best match", scores)
+
+
+def _most_recent(cset: CandidateSet, scores: dict[str, float]) -> Decision:
+    """ "Continue that one": the most recent, if it is clearly the most recent."""
+    first = cset.candidates[0]
+    if first.recency != "today":
+        return Decision(Outcome.CLARIFY, reason="nothing active today to continue", scores=scores)
+    if len(cset.candidates) > 1:
+        gap = first.meta.activity_at - cset.candidates[1].meta.activity_at
+        if gap.total_seconds() < RECENT_GAP_HOURS * 3600:
+            return Decision(Outcome.CLARIFY, reason="two tasks were active just now", scores=scores)
+    return Decision(Outcome.EXISTING, first.meta.id, first.ref, "the most recent task", scores)
+
+
+def _fields(
+    c: Candidate, use_summaries: bool, use_evidence: bool
+) -> tuple[set[str], set[str], set[str]]:
+    name = set(tokenize(f"{c.meta.name} {c.meta.workspace or ''}"))
+    summary = set(tokenize(c.summary)) if (use_summaries and c.summary) else set()
+    evidence = (
+        set(tokenize(" ".join(c.evidence.excerpts))) if (use_evidence and c.evidence) else set()
+    )
+    return name, summary, evidence
+
+
+def _matches(unit: str, tokens: set[str]) -> bool:
+    """A unit is found when it is a token of the field, or (a longer Chinese word jieba did
+    not cut the same way) when all its character pairs are."""
+    unit = unit.lower()
+    if unit in tokens:
+        return True
+    if len(unit) >= 3 and all("\u3400" <= ch <= "\u9fff" for ch in unit):
+        return all(unit[i : i + 2] in tokens for i in range(len(unit) - 1))
+    return False
+
+
+def _unit_weights(
+    units: list[str], fields: dict[str, tuple[set[str], set[str], set[str]]]
+) -> dict[str, float]:
+    """Rarer among the candidates = more telling (how many candidates mention the unit)."""
+    n = len(fields)
+    unique = math.log(1 + n / 2)
+    weights = {}
+    for unit in units:
+        df = sum(
+            1
+            for name, summary, evidence in fields.values()
+            if _matches(unit, name | summary | evidence)
+        )
+        weight = math.log(1 + n / (1 + df)) / unique
+        weights[unit] = weight * IDENTIFIER_BOOST if IDENTIFIER.search(unit) else weight
+    return weights

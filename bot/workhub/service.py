@@ -1,0 +1,233 @@
+"""WorkHub as the Bot (and task Sessions) use it: candidate sets for a requester, and the
+Action Gate for every routing write."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from enum import StrEnum
+from typing import Any
+
+from bot.assistant.access import Role
+from bot.host.notify import Notifier
+from bot.memory.search import SearchService
+from bot.workhub.candidates import (
+    MAX_CANDIDATES,
+    CandidateSet,
+    Evidence,
+    SessionMeta,
+    build_set,
+)
+from bot.workhub.evidence import EvidenceStrategy, gather_evidence
+from storage.db import Database
+from storage.models import Session
+from storage.repos import inbox, workhub
+from storage.types import utcnow
+
+SESSION_INBOX_TOPIC = "session_inbox"
+PAGE = 64
+
+
+class Refusal(StrEnum):
+    STALE = "candidate_set_stale"
+    UNAVAILABLE = "candidate_unavailable"
+    SELF_ROUTE = "self_route"
+    CONFLICT = "action_conflict"
+
+
+@dataclass(frozen=True)
+class Requester:
+    conversation_id: int
+    chat_type: str
+    open_id: str
+    role: Role
+    origin_session_id: int | None = None  # set when a task Session itself routes
+
+
+@dataclass(frozen=True)
+class GateResult:
+    ok: bool
+    refusal: Refusal | None = None
+    session_id: int | None = None
+    converged: bool = False  # a retry of a write that already happened
+    detail: str = ""
+
+
+def fingerprint(kind: str, payload: dict[str, Any]) -> str:
+    blob = json.dumps([kind, payload], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def meta_of(row: Session) -> SessionMeta:
+    return SessionMeta(
+        id=str(row.id),
+        name=row.name,
+        workspace=row.workspace,
+        state=row.state,
+        created_at=row.created_at,
+        status_updated_at=row.status_updated_at,
+        last_message_at=row.last_message_at,
+        role=row.role,
+        is_archived=row.is_archived,
+        subagent_parent=str(row.subagent_parent) if row.subagent_parent else None,
+        labels=tuple(row.labels or ()),
+    )
+
+
+class WorkHub:
+    def __init__(
+        self,
+        db: Database,
+        notifier: Notifier,
+        search: SearchService,
+        *,
+        tz: tzinfo,
+        owner: str | None,
+        strategy: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE,
+    ) -> None:
+        self.db, self.notifier, self.search = db, notifier, search
+        self.tz, self.owner, self.strategy = tz, owner, strategy
+
+    async def candidates(
+        self, requester: Requester, query: str | None = None, now: datetime | None = None
+    ) -> CandidateSet:
+        now = now or utcnow()
+        metas, summaries = await self._load(requester)
+        evidence: dict[str, Evidence] = {}
+        status = "none"
+        if query:
+            evidence, status = await gather_evidence(
+                self.search, query, [m.id for m in metas], self.strategy
+            )
+        return build_set(
+            metas,
+            now=now,
+            tz=self.tz,
+            summaries=summaries,
+            evidence=evidence,
+            evidence_status=status,
+        )
+
+    async def _load(self, requester: Requester) -> tuple[list[SessionMeta], dict[str, str]]:
+        """The requester's 32 most recent eligible Sessions (access filter first)."""
+        if requester.chat_type != "p2p":
+            scope: dict[str, Any] = {
+                "conversation_id": requester.conversation_id,
+                "created_by": None,
+            }
+        else:  # the owner's DM sees all of the owner's; anyone else only their own
+            scope = {"conversation_id": None, "created_by": requester.open_id}
+        metas: list[SessionMeta] = []
+        async with self.db.read() as s:
+            offset = 0
+            while len(metas) < MAX_CANDIDATES:
+                rows = await workhub.sessions_by_activity(s, offset=offset, limit=PAGE, **scope)
+                metas += [m for m in map(meta_of, rows) if m.eligible]
+                if len(rows) < PAGE:
+                    break
+                offset += PAGE
+            metas = metas[:MAX_CANDIDATES]
+            texts = await workhub.summaries_for(s, [int(m.id) for m in metas])
+        return metas, {str(k): v for k, v in texts.items()}
+
+    async def delegate(
+        self,
+        requester: Requester,
+        *,
+        action_id: str,
+        candidate_set_id: str,
+        candidate_ref: str,
+        payload: dict[str, Any],
+    ) -> GateResult:
+        # The set and the ref are part of what is written: the same id with another target
+        # is a conflicting reuse, not a retry.
+        payload = {**payload, "candidate_set_id": candidate_set_id, "candidate_ref": candidate_ref}
+        earlier = await self._earlier(action_id)
+        if earlier is not None:
+            return self._converge(earlier, "delegate", payload)
+        current = await self.candidates(requester)
+        if current.set_id != candidate_set_id:
+            return GateResult(
+                False, Refusal.STALE, detail="the candidates changed: list them again"
+            )
+        candidate = current.by_ref(candidate_ref)
+        if candidate is None:
+            return GateResult(
+                False, Refusal.UNAVAILABLE, detail="that task is not among the current candidates"
+            )
+        target = int(candidate.meta.id)
+        if requester.origin_session_id == target:
+            return GateResult(False, Refusal.SELF_ROUTE, detail="a task cannot route to itself")
+        return await self._write("delegate", action_id, target, payload)
+
+    async def create(
+        self, requester: Requester, *, action_id: str, title: str, payload: dict[str, Any]
+    ) -> GateResult:
+        payload = {"title": title, **payload}
+        earlier = await self._earlier(action_id)
+        if earlier is not None:
+            return self._converge(earlier, "create", payload)
+        return await self._write("create", action_id, None, payload, new_session=(title, requester))
+
+    async def _earlier(self, action_id: str) -> Any:
+        async with self.db.read() as s:
+            return await workhub.get_action(s, action_id)
+
+    def _converge(self, earlier: Any, kind: str, payload: dict[str, Any]) -> GateResult:
+        if earlier.kind == kind and earlier.fingerprint == fingerprint(kind, payload):
+            return GateResult(True, session_id=earlier.target_session_id, converged=True)
+        return GateResult(
+            False, Refusal.CONFLICT, detail="this action id was used for a different write"
+        )
+
+    async def _write(
+        self,
+        kind: str,
+        action_id: str,
+        target: int | None,
+        payload: dict[str, Any],
+        new_session: tuple[str, Requester] | None = None,
+    ) -> GateResult:
+        now = utcnow()
+        print_ = fingerprint(kind, payload)
+        async with self.db.write() as s:
+            if new_session is not None:
+                title, requester = new_session
+                row = Session(
+                    name=title[:256],
+                    state="active",
+                    labels=[],
+                    is_archived=False,
+                    conversation_id=requester.conversation_id,
+                    created_by=requester.open_id,
+                    created_at=now,
+                    status_updated_at=now,
+                    last_message_at=now,
+                )
+                s.add(row)
+                await s.flush()
+                target = row.id
+            earlier = await workhub.claim_action(
+                s,
+                action_id=action_id,
+                fingerprint=print_,
+                kind=kind,
+                target_session_id=target,
+                outcome={"session_id": target},
+                now=now,
+            )
+            if earlier is not None:  # lost a race with an identical or conflicting write
+                await s.rollback()
+                return self._converge(earlier, kind, payload)
+            await inbox.append(
+                s,
+                kind="delegation",
+                session_id=target,
+                payload={"action": kind, **payload},
+                dedupe_key=f"workhub:{action_id}",
+                created_at=now,
+            )
+        await self.notifier.notify(SESSION_INBOX_TOPIC)
+        return GateResult(True, session_id=target)

@@ -1,0 +1,120 @@
+"""Coarse Session summaries, refreshed at completion counts 1, 2, 4, 8, 16, … (invariant 7).
+
+A delegated turn that completes with a durable result counts once per notification key.
+At each refresh point the summary row asks for a refresh; the SummaryWorker claims it as a
+job (several points reached meanwhile coalesce into one), asks the model for a coarse
+summary from the previous summary plus bounded new events since `covered_seq`, and stores
+it unless a newer generation got there first. Nothing here touches the Session header, so
+activity times never move, and the result that triggered the count is never delayed.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from bot.agent.framing import quote_data
+from bot.host.notify import Notifier
+from bot.host.workers import Worker
+from bot.llm.client import ModelClient
+from bot.llm.types import Message, ModelError
+from bot.memory.search import SearchService
+from bot.workhub.evidence import session_digest
+from storage.db import Database
+from storage.models import Session
+from storage.repos import sessions, workhub
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+TOPIC = "summaries"
+MAX_EVENTS = 40
+EVENT_CHARS = 400
+SUMMARY_CHARS = 600
+LEASE = timedelta(minutes=5)
+RETRY_AFTER = timedelta(minutes=5)
+
+INSTRUCTIONS = (
+    "Write a coarse summary of this task Session for routing: what it is about, key names, "
+    "identifiers and error codes, and where it stands. At most 3 sentences, no preamble. "
+    "Keep facts from the previous summary that still hold; prefer the newer events."
+)
+
+
+async def record_completion(
+    db: Database, notifier: Notifier, session_id: int, completion_key: str
+) -> int | None:
+    """Count a completed delegated turn; returns the new count, None for a repeat."""
+    async with db.write() as session:
+        count = await workhub.record_completion(session, session_id, completion_key, utcnow())
+    if count is not None and count & (count - 1) == 0:
+        await notifier.notify(TOPIC)
+    return count
+
+
+class SummaryWorker(Worker):
+    name = "workhub-summaries"
+    topics = (TOPIC,)
+
+    def __init__(
+        self, db: Database, model: ModelClient, search: SearchService, instance_id: str
+    ) -> None:
+        self.db, self.model, self.search, self.owner = db, model, search, instance_id
+
+    async def run_once(self) -> bool:
+        async with self.db.read() as s:
+            if not await workhub.has_refresh(s, utcnow()):
+                return False
+        async with self.db.write() as s:
+            job = await workhub.claim_refresh(s, owner=self.owner, now=utcnow(), lease=LEASE)
+            if job is None:
+                return False
+            session_id, previous = job.session_id, job.text or ""
+            covered, for_count = job.covered_seq, job.requested_at_count
+            header = await s.get(Session, session_id)
+            name = header.name if header else f"Session {session_id}"
+            events = await sessions.events_after(
+                s, session_id, covered, ("user", "assistant", "status")
+            )
+        events = events[-MAX_EVENTS:]
+        if not events:
+            async with self.db.write() as s:
+                await workhub.settle_refresh(s, session_id, self.owner, for_count)
+            return True
+        try:
+            text = await self._summarize(name, previous, [e.text for e in events])
+        except ModelError as exc:
+            log.warning("summary of Session %s failed, retrying later: %s", session_id, exc)
+            async with self.db.write() as s:
+                await workhub.postpone_refresh(
+                    s, session_id, self.owner, error=str(exc), retry_at=utcnow() + RETRY_AFTER
+                )
+            return True
+        async with self.db.write() as s:
+            stored = await workhub.store_summary(
+                s,
+                session_id,
+                self.owner,
+                text=text,
+                covered_seq=events[-1].seq,
+                for_count=for_count,
+                now=utcnow(),
+            )
+        if stored:
+            await self.search.upsert(
+                [session_digest(str(session_id), name, text, [e.text for e in events])]
+            )
+        return True
+
+    async def _summarize(self, name: str, previous: str, texts: list[str]) -> str:
+        body = "\n".join(f"- {t[:EVENT_CHARS]}" for t in texts)
+        prompt = [
+            Message.system(INSTRUCTIONS),
+            Message.user(
+                f"Session: {name}\n"
+                + (quote_data("previous summary", previous) + "\n" if previous else "")
+                + quote_data("new events", body)
+            ),
+        ]
+        completion = await self.model.complete(prompt, purpose="session_summary")
+        return " ".join((completion.text or "").split())[:SUMMARY_CHARS]

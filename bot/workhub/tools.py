@@ -1,0 +1,106 @@
+"""The Bot's routing tools. The user's words that are delegated come from the admitted inbox
+item (the latest message of the turn), never from model output: the model only adds a note."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from bot.agent.tools import ToolError, ToolRegistry
+from bot.assistant.access import Role
+from bot.assistant.turn_context import BatchItem, TurnContext
+from bot.workhub.candidates import view
+from bot.workhub.service import GateResult, Requester, WorkHub
+
+CLARIFY_HINT = "Do not guess: ask the user which task they mean (or whether to start a new one)."
+
+
+def _hub(ctx: TurnContext) -> WorkHub:
+    return ctx.services.workhub
+
+
+def _latest_message(ctx: TurnContext) -> BatchItem | None:
+    return next((item for item in reversed(ctx.batch) if item.is_message), None)
+
+
+def requester_of(ctx: TurnContext) -> Requester:
+    latest = _latest_message(ctx)
+    settings = ctx.services.settings
+    open_id = str(latest.payload.get("sender_id")) if latest else (settings.owner or "")
+    role = latest.role if latest and latest.role else Role.OWNER
+    return Requester(ctx.conversation.id, ctx.conversation.chat_type, open_id, role)
+
+
+def _user_words(ctx: TurnContext) -> dict[str, object]:
+    latest = _latest_message(ctx)
+    if latest is None:
+        raise ToolError("there is no user message in this turn to hand over")
+    return {
+        "request": str(latest.payload.get("addressed_text") or latest.payload.get("text") or ""),
+        "message_id": latest.message_id,
+        "from": latest.payload.get("sender_id"),
+        "conversation_id": ctx.conversation.id,
+    }
+
+
+def _result(result: GateResult, done: str) -> str:
+    if result.ok:
+        return done + (" (already done earlier)" if result.converged else "")
+    assert result.refusal is not None
+    raise ToolError(f"{result.refusal.value}: {result.detail}. {CLARIFY_HINT}")
+
+
+async def tasks_candidates(ctx: TurnContext, query: str | None = None) -> str:
+    """List the ongoing tasks this request may belong to: the 32 most recent, with name,
+    state, last activity, a short summary and (when `query` is given) search evidence.
+    Evidence is a weak hint, not proof. Use the returned candidate_set_id and a candidate's
+    ref with tasks_delegate or tasks_status."""
+    cset = await _hub(ctx).candidates(requester_of(ctx), query)
+    tz = ctx.services.settings.tz
+    body = {
+        "candidate_set_id": cset.set_id,
+        "evidence": cset.evidence_status,
+        "candidates": [asdict(view(c, tz)) for c in cset.candidates],
+    }
+    return json.dumps(body, ensure_ascii=False)
+
+
+async def tasks_delegate(
+    ctx: TurnContext, candidate_set_id: str, candidate_ref: str, text: str
+) -> str:
+    """Hand the user's latest message to an existing task (a ref from tasks_candidates).
+    `text` is your short note for the task; the user's own words are attached for you."""
+    hub = _hub(ctx)
+    payload = {**_user_words(ctx), "note": text}
+    result = await hub.delegate(
+        requester_of(ctx),
+        action_id=ctx.next_action_id("delegate"),
+        candidate_set_id=candidate_set_id,
+        candidate_ref=candidate_ref,
+        payload=payload,
+    )
+    return _result(result, "delegated")
+
+
+async def tasks_create(ctx: TurnContext, title: str, text: str) -> str:
+    """Start a NEW task. Only when the user clearly asked for a new task; when unsure which
+    task they mean, ask them instead. `text` is your note; the user's words are attached."""
+    payload = {**_user_words(ctx), "note": text}
+    result = await _hub(ctx).create(
+        requester_of(ctx), action_id=ctx.next_action_id("create"), title=title, payload=payload
+    )
+    return _result(result, f"created task {title!r}")
+
+
+async def tasks_status(ctx: TurnContext, candidate_ref: str) -> str:
+    """Where a task stands: name, state, last activity, summary (a ref from tasks_candidates)."""
+    cset = await _hub(ctx).candidates(requester_of(ctx))
+    candidate = cset.by_ref(candidate_ref)
+    if candidate is None:
+        raise ToolError("candidate_unavailable: list the candidates again with tasks_candidates")
+    return json.dumps(asdict(view(candidate, ctx.services.settings.tz)), ensure_ascii=False)
+
+
+def install_workhub_tools(registry: ToolRegistry[TurnContext]) -> None:
+    for tool in (tasks_candidates, tasks_delegate, tasks_create, tasks_status):
+        registry.tool(tool)

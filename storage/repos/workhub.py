@@ -1,0 +1,195 @@
+"""WorkHub's tables: routing actions, completion notifications, Session summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.claims import claim_rows, exists_claimable
+from storage.models import Session, SessionCompletion, SessionSummary, WorkhubAction
+from storage.repos._upsert import insert_for
+
+SIDE_CONVERSATION = "mode:side_conversation"
+
+
+async def claim_action(
+    session: AsyncSession,
+    *,
+    action_id: str,
+    fingerprint: str,
+    kind: str,
+    target_session_id: int | None,
+    outcome: dict[str, Any],
+    now: datetime,
+) -> WorkhubAction | None:
+    """Record the action; None if it is new, else the action stored earlier under this id."""
+    stmt = (
+        insert_for(session, WorkhubAction)
+        .values(
+            action_id=action_id,
+            fingerprint=fingerprint,
+            kind=kind,
+            target_session_id=target_session_id,
+            outcome=outcome,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["action_id"])
+        .returning(WorkhubAction.action_id)
+    )
+    if (await session.execute(stmt)).scalar_one_or_none() is not None:
+        return None
+    return await session.get(WorkhubAction, action_id)
+
+
+async def get_action(session: AsyncSession, action_id: str) -> WorkhubAction | None:
+    return await session.get(WorkhubAction, action_id)
+
+
+async def sessions_by_activity(
+    session: AsyncSession,
+    *,
+    conversation_id: int | None,
+    created_by: str | None,
+    offset: int,
+    limit: int,
+) -> list[Session]:
+    """Eligible-looking Sessions for a requester, most recent first, ties by id (the label
+    test is left to the caller: JSON containment is not portable)."""
+    activity = func.coalesce(Session.last_message_at, Session.status_updated_at, Session.created_at)
+    stmt = select(Session).where(
+        Session.is_archived.is_(False),
+        Session.role.is_(None),
+        Session.subagent_parent.is_(None),
+    )
+    if conversation_id is not None:
+        stmt = stmt.where(Session.conversation_id == conversation_id)
+    if created_by is not None:
+        stmt = stmt.where(Session.created_by == created_by)
+    stmt = stmt.order_by(activity.desc(), Session.id.asc()).offset(offset).limit(limit)
+    return list((await session.scalars(stmt)).all())
+
+
+async def summaries_for(session: AsyncSession, ids: Sequence[int]) -> dict[int, str]:
+    rows = await session.execute(
+        select(SessionSummary.session_id, SessionSummary.text).where(
+            SessionSummary.session_id.in_(ids), SessionSummary.text.is_not(None)
+        )
+    )
+    return {int(sid): str(text) for sid, text in rows.all()}
+
+
+async def record_completion(
+    session: AsyncSession, session_id: int, key: str, now: datetime
+) -> int | None:
+    """The Session's new completion count, or None when this notification was counted
+    before (a repeated terminal notification does not count twice)."""
+    added = await session.execute(
+        insert_for(session, SessionCompletion)
+        .values(session_id=session_id, completion_key=key, created_at=now)
+        .on_conflict_do_nothing(index_elements=["session_id", "completion_key"])
+        .returning(SessionCompletion.session_id)
+    )
+    if added.scalar_one_or_none() is None:
+        return None
+    await session.execute(
+        insert_for(session, SessionSummary)
+        .values(
+            session_id=session_id,
+            covered_seq=0,
+            completion_count=0,
+            requested_at_count=0,
+            summarized_at_count=0,
+        )
+        .on_conflict_do_nothing(index_elements=["session_id"])
+    )
+    row = await session.get(SessionSummary, session_id, with_for_update=True)
+    assert row is not None
+    row.completion_count += 1
+    if row.completion_count & (row.completion_count - 1) == 0:  # 1, 2, 4, 8, 16, ...
+        row.requested_at_count = row.completion_count
+    await session.flush()
+    return row.completion_count
+
+
+_REFRESH_PENDING = SessionSummary.requested_at_count > SessionSummary.summarized_at_count
+
+
+async def has_refresh(session: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(session, SessionSummary, where=[_REFRESH_PENDING], now=now)
+
+
+async def claim_refresh(
+    session: AsyncSession, *, owner: str, now: datetime, lease: timedelta
+) -> SessionSummary | None:
+    rows = await claim_rows(
+        session,
+        SessionSummary,
+        where=[_REFRESH_PENDING],
+        order_by=[SessionSummary.session_id],
+        limit=1,
+        owner=owner,
+        lease=lease,
+        now=now,
+    )
+    return rows[0] if rows else None
+
+
+async def store_summary(
+    session: AsyncSession,
+    session_id: int,
+    owner: str,
+    *,
+    text: str,
+    covered_seq: int,
+    for_count: int,
+    now: datetime,
+) -> bool:
+    """Write a generation unless a newer one is already stored (never go back in
+    covered_seq). Touches nothing but the summary row."""
+    result = await session.execute(
+        update(SessionSummary)
+        .where(
+            SessionSummary.session_id == session_id,
+            SessionSummary.covered_seq <= covered_seq,
+            or_(SessionSummary.lease_owner == owner, SessionSummary.lease_owner.is_(None)),
+        )
+        .values(
+            text=text,
+            covered_seq=covered_seq,
+            generated_at=now,
+            last_error=None,
+            summarized_at_count=func.max(SessionSummary.summarized_at_count, for_count)
+            if session.get_bind().dialect.name == "sqlite"
+            else func.greatest(SessionSummary.summarized_at_count, for_count),
+            lease_owner=None,
+            lease_expires_at=None,
+        )
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def settle_refresh(
+    session: AsyncSession, session_id: int, owner: str, for_count: int
+) -> None:
+    """Nothing new to summarize: the refresh is done without a new text."""
+    await session.execute(
+        update(SessionSummary)
+        .where(SessionSummary.session_id == session_id, SessionSummary.lease_owner == owner)
+        .values(lease_owner=None, lease_expires_at=None, summarized_at_count=for_count)
+    )
+
+
+async def postpone_refresh(
+    session: AsyncSession, session_id: int, owner: str, *, error: str, retry_at: datetime
+) -> None:
+    """The refresh failed: it stays pending, and its lease keeps it from being retried
+    before `retry_at`."""
+    await session.execute(
+        update(SessionSummary)
+        .where(SessionSummary.session_id == session_id, SessionSummary.lease_owner == owner)
+        .values(last_error=error[:2000], lease_owner="retry-later", lease_expires_at=retry_at)
+    )

@@ -1,0 +1,132 @@
+"""The Bot routes through its tools; the delegated words are the user's, not the model's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy import select
+
+from bot.llm.scripted import ScriptedProvider
+from bot.llm.types import Message, ToolSpec
+from storage.models import Conversation, InboxItem, Session
+from storage.types import utcnow
+from tests.assistant.support import all_delivered, bot_world, replies, say, send
+from tests.assistant.support import sleep as sleep_step
+from tests.feishu_world import OWNER, WorldFactory
+
+DATASET = Path(__file__).parents[1] / "data" / "recall_cases.json"
+
+
+async def test_delegation_carries_the_users_words_from_the_inbox_item(
+    make_world: WorldFactory,
+) -> None:
+    chosen: dict[str, str] = {}
+
+    def pick_redis(messages: list[Message], _t: list[ToolSpec]) -> object:
+        framed = messages[-1].content or ""
+        listing = json.loads(framed.split("\n", 1)[1].rsplit("\n", 1)[0])
+        assert all(not c["ref"].isdigit() for c in listing["candidates"])  # refs, not ids
+        target = next(c for c in listing["candidates"] if c["name"] == "Redis timeout")
+        chosen.update(set_id=listing["candidate_set_id"], ref=target["ref"])
+        return send(
+            "tasks_delegate",
+            {
+                "candidate_set_id": chosen["set_id"],
+                "candidate_ref": chosen["ref"],
+                "text": "user wants a follow-up",
+            },
+        )
+
+    provider = ScriptedProvider(
+        [
+            send("tasks_candidates", {"query": "redis 超时"}),
+            pick_redis,
+            send("send_user", {"text": "handed to the Redis task"}),
+            sleep_step,
+        ]
+    )
+    async with bot_world(make_world, provider) as w:
+        db = w.app.services.db
+        now = utcnow()
+        async with db.write() as s:
+            conv = Conversation(
+                platform="feishu",
+                chat_id="oc_owner_dm",
+                chat_type="p2p",
+                peer_open_id=OWNER,
+                listen_all=False,
+                created_at=now,
+            )
+            s.add(conv)
+            await s.flush()
+            sessions = {
+                name: Session(
+                    name=name,
+                    workspace="infra",
+                    state="active",
+                    labels=[],
+                    is_archived=False,
+                    conversation_id=conv.id,
+                    created_by=OWNER,
+                    created_at=now - timedelta(days=1),
+                    last_message_at=now - timedelta(minutes=i),
+                )
+                for i, name in enumerate(("Redis timeout", "Billing export"))
+            }
+            s.add_all(sessions.values())
+        await say(w, "把 staging 的 Redis 超时问题继续跟进一下")
+        assert await replies(w, 1) == ["handed to the Redis task"]
+        await all_delivered(w)
+        async with db.read() as s:
+            items = (
+                await s.scalars(select(InboxItem).where(InboxItem.session_id.is_not(None)))
+            ).all()
+    [item] = items
+    assert item.session_id == sessions["Redis timeout"].id
+    assert item.kind == "delegation"
+    assert item.payload["request"] == "把 staging 的 Redis 超时问题继续跟进一下"
+    assert item.payload["note"] == "user wants a follow-up"
+
+
+async def test_eval_recall_runs_on_the_shipped_dataset_and_evidence_helps(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli.main",
+        "eval",
+        "recall",
+        "--dataset",
+        str(DATASET),
+        "--json",
+        env={**os.environ, "MAKA_DATA_DIR": str(tmp_path)},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    report = json.loads(out)
+    variants = report["variants"]
+    keys = {
+        "cases",
+        "correct_target_rate",
+        "wrong_target_rate",
+        "clarification_rate",
+        "p50_ms",
+        "p95_ms",
+        "bytes_read",
+        "model_input_chars",
+        "summary_calls",
+    }
+    assert set(variants) == {"baseline", "summaries", "summaries_evidence"}
+    assert all(set(v) == keys for v in variants.values())
+    assert variants["baseline"]["cases"] >= 40
+    best, base = variants["summaries_evidence"], variants["baseline"]
+    assert best["correct_target_rate"] > base["correct_target_rate"]
+    assert best["wrong_target_rate"] <= base["wrong_target_rate"]
+    position_33 = [c for c in report["cases"] if c["id"] == "edge-03"]
+    assert all(c[v]["outcome"] != "existing" for c in position_33 for v in variants)

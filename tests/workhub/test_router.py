@@ -1,0 +1,63 @@
+"""The reference router: explicit new, clarify on doubt, rare words weigh more."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from bot.workhub.candidates import Evidence, SessionMeta, build_set
+from bot.workhub.router import Outcome, route
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def s(i: str, name: str, minutes_ago: float) -> SessionMeta:
+    return SessionMeta(
+        id=i,
+        name=name,
+        workspace="infra",
+        state="active",
+        created_at=NOW - timedelta(days=9),
+        last_message_at=NOW - timedelta(minutes=minutes_ago),
+    )
+
+
+def test_an_explicit_request_for_a_new_task_is_new() -> None:
+    cset = build_set([s("a", "Redis timeout", 5)], now=NOW, tz=UTC)
+    assert route("新建一个任务：跟进 Redis timeout", cset).outcome is Outcome.NEW
+
+
+def test_a_distinctive_name_wins_and_generic_words_do_not_decide() -> None:
+    cset = build_set(
+        [s("a", "Fix bug in billing export", 50), s("b", "Fix bug in ws.ts", 10)], now=NOW, tz=UTC
+    )
+    decision = route("continue the billing export bug", cset)
+    assert (decision.outcome, decision.session_id) == (Outcome.EXISTING, "a")
+
+
+def test_two_equally_good_candidates_mean_clarify() -> None:
+    cset = build_set([s("a", "Weekly report", 50), s("b", "Weekly report", 49)], now=NOW, tz=UTC)
+    assert route("update the weekly report", cset).outcome is Outcome.CLARIFY
+
+
+def test_nothing_that_fits_means_clarify_never_new() -> None:
+    cset = build_set([s("a", "Redis timeout", 5)], now=NOW, tz=UTC)
+    assert route("book a flight to Chengdu", cset).outcome is Outcome.CLARIFY
+
+
+def test_evidence_breaks_a_tie_that_names_cannot() -> None:
+    sessions = [s("a", "发布准备", 30), s("b", "发布准备 v2", 20)]
+    evidence = {"a": Evidence(0.7, ("ERR_CONN_RESET 在 ws.ts 复现",))}
+    cset = build_set(sessions, now=NOW, tz=UTC, evidence=evidence, evidence_status="ok")
+    decision = route("ERR_CONN_RESET 那个问题怎么样了", cset)
+    assert (decision.outcome, decision.session_id) == (Outcome.EXISTING, "a")
+    assert (
+        route("ERR_CONN_RESET 那个问题怎么样了", cset, use_evidence=False).outcome
+        is Outcome.CLARIFY
+    )
+
+
+def test_continue_that_one_means_the_clearly_most_recent() -> None:
+    clear = build_set([s("a", "Redis timeout", 5), s("b", "Billing", 600)], now=NOW, tz=UTC)
+    close = build_set([s("a", "Redis timeout", 5), s("b", "Billing", 20)], now=NOW, tz=UTC)
+    assert route("接着刚才那个", clear).session_id == "a"
+    assert route("接着刚才那个", close).outcome is Outcome.CLARIFY
