@@ -254,3 +254,49 @@ class WorkhubAction(Base):
     target_session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
     outcome: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Matter(Base):
+    """The durable work of one task Session: what it is for, where it stands, when it wakes.
+
+    `running_since` is set while a turn runs: a Matter found with it set and its lease
+    lapsed was interrupted (a crash, a restart) and is paused and reported, not re-run.
+    """
+
+    __tablename__ = "matters"
+    __table_args__ = (Index("ix_matters_status_wake", "status", "next_wake_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"), unique=True)
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    requested_by: Mapped[str | None] = mapped_column(String(128))
+    objective: Mapped[str] = mapped_column(Text)
+    amendments: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)
+    state_text: Mapped[str] = mapped_column(Text, default="")
+    # active | waiting | paused | completed | cancelled
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    wakes: Mapped[list[str]] = mapped_column(JSONType, default=list)  # ISO 8601, UTC
+    next_wake_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    waiting_for: Mapped[str | None] = mapped_column(Text)
+    work_record: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)
+    run_count: Mapped[int] = mapped_column(Integer, default=0)
+    rejection_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    running_since: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class MatterSettle(Base):
+    """One settle operation (a Matter at one revision): a retry converges on its outcome."""
+
+    __tablename__ = "matter_settles"
+
+    operation_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    matter_id: Mapped[int] = mapped_column(ForeignKey("matters.id"))
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    outcome: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -22,14 +22,19 @@ from prometheus_client import Counter
 from bot.host.notify import Notifier
 from storage import claims
 from storage.db import Database
-from storage.models import OutboxMessage, SessionSummary, Timer
+from storage.models import Matter, OutboxMessage, SessionSummary, Timer
 from storage.repos import leases
 
 log = logging.getLogger(__name__)
 
 WORKER_ERRORS = Counter("maka_worker_errors_total", "Unhandled errors in worker steps", ["worker"])
 # Every table whose rows are claimed with leases; the Host hands them back on shutdown.
-CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (Timer, OutboxMessage, SessionSummary)
+CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (
+    Timer,
+    OutboxMessage,
+    SessionSummary,
+    Matter,
+)
 
 
 def new_instance_id() -> str:
