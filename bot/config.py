@@ -92,6 +92,9 @@ class Settings(BaseSettings):
     context_tokens: int = Field(default=8000, ge=1000, description="model input budget")
     bot_debounce: float = Field(default=0.4, ge=0, description="seconds to gather a burst")
 
+    matters_concurrency: int = Field(default=2, ge=1, le=64)
+    matter_turn_timeout: float = Field(default=600.0, gt=0, description="seconds")
+
     shutdown_grace: float = Field(default=20.0, ge=0)
     poll_interval: float = Field(default=1.0, gt=0)
 

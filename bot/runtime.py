@@ -67,8 +67,9 @@ async def prepare_schema(db: Database) -> None:
 
 def components_for(settings: Settings, role: Role, bot: Component | None = None) -> list[Component]:
     from bot.assistant.component import Assistant
+    from bot.matters.component import Matters
 
-    components: list[Component] = [bot or Assistant()]
+    components: list[Component] = [bot or Assistant(), Matters()]
     if settings.feishu_configured:
         from bot.channels.feishu.channel import FeishuChannel
 

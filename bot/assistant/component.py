@@ -8,6 +8,7 @@ from bot.assistant.commands import CommandRegistry
 from bot.assistant.core_commands import register_core_commands
 from bot.assistant.tools import ToolInstaller, bot_tool_registry
 from bot.assistant.worker import BotWorker
+from bot.matters.commands import register_matter_commands
 from bot.memory.commands import register_memory_commands
 from bot.services import Services
 from bot.workhub.tools import install_workhub_tools
@@ -18,6 +19,7 @@ class Assistant:
         self.commands = CommandRegistry()
         register_core_commands(self.commands)
         register_memory_commands(self.commands)
+        register_matter_commands(self.commands)
         self.tools = bot_tool_registry([install_workhub_tools, *(tool_installers or [])])
 
     def add_routes(self, app: web.Application) -> None:

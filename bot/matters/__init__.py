@@ -1,0 +1,1 @@
+"""Durable work: task Sessions that continue, wait and complete under independent review."""

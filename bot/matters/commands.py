@@ -1,0 +1,86 @@
+"""`/matters list | show N | pause N | resume N | cancel N`, for admins and for the person
+who asked for the Matter."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.assistant.access import NOT_PERMITTED, log_refusal
+from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.matters.service import MatterService
+from storage.models import Matter
+from storage.repos import matters
+
+USAGE = "/matters list | show N | pause N | resume N | cancel N"
+
+
+def register_matter_commands(registry: CommandRegistry) -> None:
+    @registry.command("matters", usage=USAGE, summary="see and steer long-running tasks")
+    async def matters_cmd(ctx: CommandContext, args: list[str]) -> str:
+        if not args:
+            raise UsageError()
+        action, rest = args[0], args[1:]
+        if action == "list" and not rest:
+            return await _list(ctx)
+        if action not in ("show", "pause", "resume", "cancel") or len(rest) != 1:
+            raise UsageError()
+        if not rest[0].lstrip("#").isdigit():
+            raise UsageError(f"{rest[0]!r} is not a task number")
+        matter = await _get(ctx, int(rest[0].lstrip("#")))
+        if matter is None:
+            return f"No task #{rest[0].lstrip('#')}."
+        if not (ctx.role.is_admin or matter.requested_by == ctx.sender_id):
+            log_refusal(ctx.sender_id, f"/matters {action} {matter.id}", ctx.chat_id)
+            return f"{NOT_PERMITTED}: task #{matter.id} is not yours"
+        if action == "show":
+            return _show(ctx, matter)
+        service = MatterService(ctx.services.db, ctx.services.notifier)
+        changed = await {
+            "pause": lambda: service.pause(matter.id, "paused by " + ctx.sender_id, report=False),
+            "resume": lambda: service.resume(matter.id),
+            "cancel": lambda: service.cancel(matter.id),
+        }[action]()
+        if changed:
+            return f"Task #{matter.id}: {action}d."
+        return f"Task #{matter.id} is {matter.status}; nothing to {action}."
+
+
+async def _get(ctx: CommandContext, matter_id: int) -> Matter | None:
+    async with ctx.services.db.read() as s:
+        return await s.get(Matter, matter_id)
+
+
+async def _list(ctx: CommandContext) -> str:
+    async with ctx.services.db.read() as s:
+        rows = await matters.listing(s, requested_by=None if ctx.role.is_admin else ctx.sender_id)
+    if not rows:
+        return "No tasks."
+    return "\n".join(
+        f"#{m.id} {m.status}: {m.objective[:60]}"
+        + (f" (wakes {_when(ctx, m.next_wake_at)})" if m.next_wake_at else "")
+        for m in rows
+    )
+
+
+def _show(ctx: CommandContext, m: Matter) -> str:
+    lines = [
+        f"Task #{m.id} — {m.status}, revision {m.revision}, {m.run_count} turns",
+        f"objective: {m.objective}",
+    ]
+    if m.state_text:
+        lines.append(f"state: {m.state_text}")
+    if m.next_wake_at:
+        lines.append(f"next wake: {_when(ctx, m.next_wake_at)}")
+    if m.waiting_for:
+        lines.append(f"waiting for: {m.waiting_for}")
+    if m.last_error:
+        lines.append(f"last error: {m.last_error}")
+    if m.work_record:
+        last = m.work_record[-1]
+        lines.append(f"last settle: {last['disposition']} — {last['summary']}")
+    return "\n".join(lines)
+
+
+def _when(ctx: CommandContext, at: datetime | None) -> str:
+    """Stored in UTC, shown in the owner's time zone."""
+    return at.astimezone(ctx.services.settings.tz).strftime("%Y-%m-%d %H:%M %Z") if at else "-"

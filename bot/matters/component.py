@@ -1,0 +1,33 @@
+"""Matters as a runtime component: the wake handler for the Host's timers, and the worker."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.matters.service import WAKE_KIND, MatterService, wake_matter
+from bot.matters.tools import matter_tools
+from bot.matters.turn import MatterTurn
+from bot.matters.worker import MatterWorker
+from bot.services import Services
+
+
+class Matters:
+    def add_routes(self, app: web.Application) -> None:
+        pass
+
+    async def start(self, services: Services) -> None:
+        services.timers.on(WAKE_KIND, wake_matter)
+        if not services.runs_workers or services.model is None:
+            return  # delegated work waits, durably, until a model is configured
+        service = MatterService(services.db, services.notifier)
+        turn = MatterTurn(
+            services,
+            service,
+            services.model,
+            matter_tools(),
+            timeout=services.settings.matter_turn_timeout,
+        )
+        services.host.add(MatterWorker(services, turn, service))
+
+    async def stop(self) -> None:
+        pass

@@ -1,0 +1,236 @@
+"""Changing a Matter: settles (checked, idempotent, one transaction), pauses, resumes,
+cancels, wake-ups, and reports to the Bot's inbox (the Bot decides what the user hears)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.channels.ingest import INBOX_TOPIC
+from bot.host.notify import Notifier
+from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check, operation_id
+from bot.workhub.summaries import TOPIC as SUMMARY_TOPIC
+from storage.db import Database
+from storage.models import Matter, Session, Timer
+from storage.repos import inbox, matters, timers, workhub
+from storage.repos.matters import ACTIVE, CANCELLED, COMPLETED, PAUSED, WAITING
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+TOPIC = "matters"
+WAKE_KIND = "matter_wake"
+WORK_RECORD_KEEP = 50
+
+
+def wake_key(matter_id: int) -> str:
+    return f"matter:{matter_id}"
+
+
+@dataclass(frozen=True)
+class SettleOutcome:
+    status: str
+    revision: int
+    converged: bool = False
+
+
+class MatterService:
+    def __init__(self, db: Database, notifier: Notifier) -> None:
+        self.db, self.notifier = db, notifier
+
+    async def earlier(self, matter_id: int, request: SettleRequest) -> SettleOutcome | None:
+        """The outcome of this settle if it was applied before; SettleRefused if a different
+        settle was made at the same revision."""
+        async with self.db.read() as s:
+            op = await matters.get_operation(s, operation_id(matter_id, request.expected_revision))
+        if op is None:
+            return None
+        if op.fingerprint != request.fingerprint():
+            raise SettleRefused("a different settle was already made at this revision")
+        return SettleOutcome(op.outcome["status"], op.outcome["revision"], True)
+
+    async def settle(
+        self,
+        matter_id: int,
+        request: SettleRequest,
+        *,
+        read_item_ids: list[int],
+        result_reported: bool,
+    ) -> SettleOutcome:
+        """Apply a reviewed settle; raises SettleRefused. A retry of the same operation
+        returns the first outcome instead of applying it twice."""
+        op = operation_id(matter_id, request.expected_revision)
+        now = utcnow()
+        notify_inbox = notify_summary = False
+        async with self.db.write() as s:
+            earlier = await matters.get_operation(s, op)
+            if earlier is not None:
+                if earlier.fingerprint != request.fingerprint():
+                    raise SettleRefused("a different settle was already made at this revision")
+                return SettleOutcome(earlier.outcome["status"], earlier.outcome["revision"], True)
+            matter = await s.get(Matter, matter_id, with_for_update=True)
+            assert matter is not None
+            unread = [
+                i
+                for i in await matters.unread_items(s, matter.session_id)
+                if i.id not in read_item_ids
+            ]
+            check(
+                request, revision=matter.revision, status=matter.status, unread=len(unread), now=now
+            )
+            await inbox.mark_delivered(s, read_item_ids, op, now)
+            self._apply(matter, request, now)
+            await self._schedule_wake(s, matter)
+            outcome = SettleOutcome(matter.status, matter.revision)
+            await matters.claim_operation(
+                s,
+                operation_id=op,
+                matter_id=matter.id,
+                fingerprint=request.fingerprint(),
+                outcome={"status": outcome.status, "revision": outcome.revision},
+                now=now,
+            )
+            header = await s.get(Session, matter.session_id)
+            if header is not None:  # a settled turn is activity of the task Session
+                header.last_message_at = now
+                header.status_updated_at = now
+            count = await workhub.record_completion(s, matter.session_id, op, now)
+            notify_summary = count is not None and count & (count - 1) == 0
+            if request.disposition is Disposition.COMPLETE and not result_reported:
+                notify_inbox = await self._report_in(
+                    s, matter, "result", request.summary, f"matter-result:{op}"
+                )
+        if notify_inbox:
+            await self.notifier.notify(INBOX_TOPIC)
+        if notify_summary:
+            await self.notifier.notify(SUMMARY_TOPIC)
+        await self.notifier.notify(TOPIC)
+        return outcome
+
+    @staticmethod
+    def _apply(matter: Matter, request: SettleRequest, now: datetime) -> None:
+        matter.revision += 1
+        matter.updated_at = now
+        matter.last_error = None
+        record = {
+            "at": now.isoformat(),
+            "disposition": request.disposition.value,
+            "reason": request.reason,
+            "summary": request.summary,
+        }
+        matter.work_record = [*matter.work_record, record][-WORK_RECORD_KEEP:]
+        if request.disposition is Disposition.WAIT:
+            wakes = sorted(w.astimezone(UTC) for w in request.wakes)
+            matter.status, matter.waiting_for = WAITING, request.waiting_for
+            matter.wakes = [w.isoformat() for w in wakes]
+            matter.next_wake_at = wakes[0]
+        elif request.disposition is Disposition.COMPLETE:
+            matter.status, matter.wakes, matter.next_wake_at = COMPLETED, [], None
+            matter.waiting_for = None
+        else:
+            matter.status, matter.waiting_for = ACTIVE, None
+
+    @staticmethod
+    async def _schedule_wake(s: AsyncSession, matter: Matter) -> None:
+        if matter.status == WAITING and matter.next_wake_at is not None:
+            await timers.schedule(
+                s,
+                kind=WAKE_KIND,
+                key=wake_key(matter.id),
+                due_at=matter.next_wake_at,
+                payload={"matter_id": matter.id},
+            )
+        else:
+            await timers.cancel(s, wake_key(matter.id))
+
+    async def checkpoint(self, matter_id: int, state_text: str) -> int:
+        async with self.db.write() as s:
+            matter = await s.get(Matter, matter_id, with_for_update=True)
+            assert matter is not None
+            matter.state_text = state_text
+            matter.revision += 1
+            matter.updated_at = utcnow()
+            return matter.revision
+
+    async def pause(self, matter_id: int, error: str | None, *, report: bool) -> bool:
+        notify = False
+        async with self.db.write() as s:
+            matter = await s.get(Matter, matter_id, with_for_update=True)
+            if matter is None or matter.status in (COMPLETED, CANCELLED):
+                return False
+            matter.status, matter.running_since = PAUSED, None
+            matter.lease_owner = matter.lease_expires_at = None
+            matter.last_error = error
+            matter.updated_at = utcnow()
+            await timers.cancel(s, wake_key(matter.id))
+            if report and error:
+                notify = await self._report_in(
+                    s,
+                    matter,
+                    "blocker",
+                    f"paused: {error}",
+                    f"matter-paused:{matter.id}:{matter.revision}",
+                )
+        if notify:
+            await self.notifier.notify(INBOX_TOPIC)
+        return True
+
+    async def resume(self, matter_id: int) -> bool:
+        async with self.db.write() as s:
+            matter = await s.get(Matter, matter_id, with_for_update=True)
+            if matter is None or matter.status != PAUSED:
+                return False
+            matter.status, matter.last_error, matter.updated_at = ACTIVE, None, utcnow()
+        await self.notifier.notify(TOPIC)
+        return True
+
+    async def cancel(self, matter_id: int) -> bool:
+        async with self.db.write() as s:
+            matter = await s.get(Matter, matter_id, with_for_update=True)
+            if matter is None or matter.status in (COMPLETED, CANCELLED):
+                return False
+            matter.status, matter.wakes, matter.next_wake_at = CANCELLED, [], None
+            matter.updated_at = utcnow()
+            await timers.cancel(s, wake_key(matter.id))
+        return True
+
+    async def report(self, matter_id: int, kind: str, text: str, key: str) -> None:
+        async with self.db.write() as s:
+            matter = await s.get(Matter, matter_id)
+            assert matter is not None
+            notify = await self._report_in(s, matter, kind, text, key)
+        if notify:
+            await self.notifier.notify(INBOX_TOPIC)
+
+    @staticmethod
+    async def _report_in(s: AsyncSession, matter: Matter, kind: str, text: str, key: str) -> bool:
+        """Progress, results, blockers and questions go to the Bot's inbox of the
+        conversation the Matter came from."""
+        if matter.conversation_id is None:
+            log.warning("matter %s has no conversation to report %s to", matter.id, kind)
+            return False
+        header = await s.get(Session, matter.session_id)
+        added = await inbox.append(
+            s,
+            kind="task_update",
+            conversation_id=matter.conversation_id,
+            payload={
+                "matter_id": matter.id,
+                "task": header.name if header else "",
+                "update": kind,
+                "text": f"[{kind}] task #{matter.id}: {text}",
+            },
+            dedupe_key=key,
+            created_at=utcnow(),
+        )
+        return added is not None
+
+
+async def wake_matter(session: AsyncSession, timer: Timer) -> None:
+    """Timer handler (runs in the firing transaction): a due wake makes the Matter active."""
+    matter = await session.get(Matter, int(timer.payload["matter_id"]), with_for_update=True)
+    if matter is not None and matter.status == WAITING:
+        matter.status, matter.updated_at = ACTIVE, utcnow()

@@ -1,0 +1,204 @@
+"""The task agent's tools: read the Matter and its new events, checkpoint, settle (under
+independent review), message the Bot, and read-only search. Nothing here speaks to the user:
+only the Bot does."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from bot.agent.tools import ToolError, ToolRegistry
+from bot.llm.client import ModelClient
+from bot.matters.review import review
+from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check
+from bot.matters.service import MatterService
+from bot.services import Services
+from storage.models import Matter
+from storage.repos import matters
+from storage.search import SearchFilters
+from storage.types import utcnow
+
+
+@dataclass
+class MatterTurnContext:
+    services: Services
+    matters: MatterService
+    model: ModelClient
+    matter_id: int
+    session_id: int
+    scope: str | None
+    turn_key: str
+    read_item_ids: list[int] = field(default_factory=list)
+    settled: str | None = None  # the outcome, once a settle took effect
+    reported_result: bool = False
+    messages: int = 0
+    rejections: int = 0
+
+    async def load(self) -> Matter:
+        async with self.services.db.read() as s:
+            matter = await s.get(Matter, self.matter_id)
+        assert matter is not None
+        return matter
+
+
+async def matter_read(ctx: MatterTurnContext) -> str:
+    """The Matter as it stands: objective, amendments, state, status, revision, wakes, what
+    it waits for, the recent work record, and how many events are unread."""
+    m = await ctx.load()
+    async with ctx.services.db.read() as s:
+        unread = [
+            i
+            for i in await matters.unread_items(s, ctx.session_id)
+            if i.id not in ctx.read_item_ids
+        ]
+    tz = ctx.services.settings.tz
+    return json.dumps(
+        {
+            "objective": m.objective,
+            "amendments": m.amendments,
+            "state": m.state_text,
+            "status": m.status,
+            "revision": m.revision,
+            "wakes": [datetime.fromisoformat(w).astimezone(tz).isoformat() for w in m.wakes],
+            "waiting_for": m.waiting_for,
+            "recent_work": m.work_record[-5:],
+            "unread_events": len(unread),
+            "now": datetime.now(tz).isoformat(),
+        },
+        ensure_ascii=False,
+    )
+
+
+async def events_read(ctx: MatterTurnContext) -> str:
+    """New events for this Matter (requests and amendments handed over by the Bot). Reading
+    them marks them read when the turn settles."""
+    async with ctx.services.db.read() as s:
+        fresh = [
+            i
+            for i in await matters.unread_items(s, ctx.session_id)
+            if i.id not in ctx.read_item_ids
+        ]
+    ctx.read_item_ids += [i.id for i in fresh]
+    if not fresh:
+        return "no new events"
+    tz = ctx.services.settings.tz
+    return "\n".join(
+        f"- {i.created_at.astimezone(tz):%Y-%m-%d %H:%M} {i.payload.get('request') or ''}"
+        + (f" (note from the assistant: {i.payload['note']})" if i.payload.get("note") else "")
+        for i in fresh
+    )
+
+
+async def checkpoint(ctx: MatterTurnContext, state: str) -> str:
+    """Save where the work stands (replaces the state text; bumps the revision)."""
+    revision = await ctx.matters.checkpoint(ctx.matter_id, state)
+    return f"saved; revision is now {revision}"
+
+
+async def settle(
+    ctx: MatterTurnContext,
+    expected_revision: int,
+    disposition: Literal["continue", "wait", "complete"],
+    reason: str,
+    summary: str,
+    wakes: list[datetime] | None = None,
+    waiting_for: str | None = None,
+) -> str:
+    """End this turn: `continue` (more work now), `wait` (until a wake time: ISO 8601 with a
+    time zone, in the future and within a year; say what you wait for) or `complete` (the
+    objective is met; refused while events are unread). An independent reviewer checks the
+    settle first; if it rejects, work on its feedback and settle again."""
+    request = SettleRequest(
+        expected_revision,
+        Disposition(disposition),
+        reason,
+        summary,
+        tuple(wakes or ()),
+        waiting_for,
+    )
+    try:
+        earlier = await ctx.matters.earlier(ctx.matter_id, request)
+        if earlier is not None:  # this very settle was applied before: converge
+            ctx.settled = earlier.status
+            return (
+                f"settled: status {earlier.status}, revision {earlier.revision} (already "
+                "applied earlier)"
+            )
+        matter = await ctx.load()
+        async with ctx.services.db.read() as s:
+            unread_before = {i.id for i in await matters.unread_items(s, ctx.session_id)}
+        # The rules first: no reviewer is paid to look at a settle that cannot stand.
+        check(
+            request,
+            revision=matter.revision,
+            status=matter.status,
+            unread=len(unread_before - set(ctx.read_item_ids)),
+            now=utcnow(),
+        )
+    except SettleRefused as exc:
+        raise ToolError(str(exc)) from None
+    verdict = await review(
+        ctx.model,
+        objective=matter.objective,
+        state_text=matter.state_text,
+        recent_work=[str(w) for w in matter.work_record[-5:]],
+        request=request,
+    )
+    async with ctx.services.db.read() as s:
+        unread_after = {i.id for i in await matters.unread_items(s, ctx.session_id)}
+    if unread_after - unread_before:
+        raise ToolError(
+            "review invalidated: new events arrived meanwhile; read them "
+            "(events_read) and settle again"
+        )
+    if not verdict.approved:
+        ctx.rejections += 1
+        raise ToolError(f"rejected by the reviewer: {verdict.feedback}")
+    try:
+        outcome = await ctx.matters.settle(
+            ctx.matter_id,
+            request,
+            read_item_ids=ctx.read_item_ids,
+            result_reported=ctx.reported_result,
+        )
+    except SettleRefused as exc:
+        raise ToolError(str(exc)) from None
+    ctx.settled = outcome.status
+    return f"settled: status {outcome.status}, revision {outcome.revision}" + (
+        " (already applied earlier)" if outcome.converged else ""
+    )
+
+
+async def message_bot(
+    ctx: MatterTurnContext,
+    kind: Literal["progress", "result", "blocker", "question"],
+    text: str,
+) -> str:
+    """Tell the assistant (not the user directly) about progress, a result, a blocker or a
+    question; it decides what the user hears."""
+    ctx.messages += 1
+    await ctx.matters.report(ctx.matter_id, kind, text, f"{ctx.turn_key}:msg:{ctx.messages}")
+    if kind == "result":
+        ctx.reported_result = True
+    return "sent to the assistant"
+
+
+async def search_memory(ctx: MatterTurnContext, query: str) -> str:
+    """Search past messages this task may see (its own conversation's scope). Read-only."""
+    filters = SearchFilters(scopes=[ctx.scope]) if ctx.scope else None
+    hits = await ctx.services.search.search(query, filters, 5)
+    if not hits:
+        return "nothing found"
+    return "\n".join(f"- ({h.score:.2f}) {h.title}: {' … '.join(h.excerpts)}" for h in hits)
+
+
+def matter_tools() -> ToolRegistry[MatterTurnContext]:
+    registry: ToolRegistry[MatterTurnContext] = ToolRegistry()
+    for tool in (matter_read, events_read, checkpoint, settle, message_bot, search_memory):
+        registry.tool(tool)
+    return registry
+
+
+__all__ = ["MatterTurnContext", "ToolError", "matter_tools"]

@@ -1,0 +1,126 @@
+"""One task-agent turn. It must end in a settle: when the model stops without one, the loop
+asks it to settle; a turn that runs out of time or steps pauses the Matter with a visible
+error (and a report to the Bot), never silently."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bot.agent.framing import DATA_RULE, quote_data
+from bot.agent.loop import AgentLoop
+from bot.agent.tools import ToolRegistry
+from bot.llm.client import ModelClient
+from bot.llm.types import Message, ModelError
+from bot.matters.service import MatterService
+from bot.matters.tools import MatterTurnContext
+from bot.memory.session_index import conversation_scope
+from bot.services import Services
+from storage.models import Conversation, Matter, Session
+from storage.repos import sessions
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+
+MAX_NUDGES = 3
+SETTLE_NOW = (
+    "You have not settled this turn. Call settle with disposition continue, wait or "
+    "complete (read the matter first if you need its revision)."
+)
+
+
+def system_prompt(services: Services) -> str:
+    now = utcnow().astimezone(services.settings.tz)
+    return "\n".join(
+        [
+            "You are a task agent working on one Matter for a personal assistant.",
+            f"Now: {now:%Y-%m-%d %H:%M} ({services.settings.timezone}).",
+            "Each turn: read the matter (matter_read) and its new events (events_read), do the "
+            "work you can with your tools, checkpoint the state, and end the turn with settle.",
+            "You never talk to the user; message_bot tells the assistant, which decides.",
+            f"{DATA_RULE}",
+        ]
+    )
+
+
+class MatterTurn:
+    def __init__(
+        self,
+        services: Services,
+        matters: MatterService,
+        model: ModelClient,
+        tools: ToolRegistry[MatterTurnContext],
+        *,
+        timeout: float,
+        max_steps: int = 12,
+    ) -> None:
+        self.services, self.matters, self.model = services, matters, model
+        self.tools, self.timeout, self.max_steps = tools, timeout, max_steps
+
+    async def run(self, matter: Matter) -> None:
+        ctx = MatterTurnContext(
+            self.services,
+            self.matters,
+            self.model,
+            matter.id,
+            matter.session_id,
+            await self._scope(matter),
+            turn_key=f"matter:{matter.id}:run:{matter.run_count}",
+        )
+        prompt = [
+            Message.system(system_prompt(self.services)),
+            Message.user(
+                quote_data(
+                    "matter",
+                    f"Matter #{matter.id} (revision {matter.revision}): {matter.objective}",
+                )
+            ),
+        ]
+        loop = AgentLoop(self.model, self.tools, purpose="matter_turn", max_steps=self.max_steps)
+        try:
+            async with asyncio.timeout(self.timeout):
+                for _ in range(MAX_NUDGES + 1):
+                    result = await loop.run(ctx, prompt, ended=lambda c: c.settled is not None)
+                    if ctx.settled is not None:
+                        break
+                    prompt = [*prompt, *result.produced, Message.user(SETTLE_NOW)]
+        except TimeoutError:
+            await self.matters.pause(
+                matter.id, f"the turn took longer than {self.timeout:.0f}s", report=True
+            )
+            return
+        except ModelError as exc:
+            await self.matters.pause(matter.id, f"the model failed: {exc}", report=True)
+            return
+        if ctx.settled is None:
+            await self.matters.pause(matter.id, "the turn ended without settling", report=True)
+            return
+        await self._log(matter, ctx)
+
+    async def _scope(self, matter: Matter) -> str | None:
+        async with self.services.db.read() as s:
+            conversation = (
+                await s.get(Conversation, matter.conversation_id)
+                if matter.conversation_id
+                else None
+            )
+        return conversation_scope(conversation)
+
+    async def _log(self, matter: Matter, ctx: MatterTurnContext) -> None:
+        """The turn in the Session's log (and so in search), from the settled record."""
+        async with self.services.db.write() as s:
+            fresh = await s.get(Matter, matter.id)
+            header = await s.get(Session, matter.session_id)
+            if fresh is None or header is None or not fresh.work_record:
+                return
+            last = fresh.work_record[-1]
+            events = await sessions.append_events(
+                s,
+                matter.session_id,
+                [
+                    ("status", f"{last['disposition']}: {last['reason']}", None),
+                    ("assistant", str(last["summary"]), None),
+                ],
+                utcnow(),
+            )
+        await self.services.session_index.index_events(header, ctx.scope, events)

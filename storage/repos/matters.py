@@ -1,0 +1,158 @@
+"""Matters: adopting delegated Sessions, claiming runnable ones, recording settles."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, exists, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.claims import claim_rows, exists_claimable
+from storage.models import InboxItem, Matter, MatterSettle
+from storage.repos._upsert import insert_for
+
+ACTIVE, WAITING, PAUSED, COMPLETED, CANCELLED = (
+    "active",
+    "waiting",
+    "paused",
+    "completed",
+    "cancelled",
+)
+
+
+def _unread_for_session() -> ColumnElement[bool]:
+    return exists().where(
+        InboxItem.session_id == Matter.session_id, InboxItem.delivered_at.is_(None)
+    )
+
+
+def _runnable() -> list[ColumnElement[bool]]:
+    # Active work runs; new input also wakes a waiting or finished Matter (not a paused or
+    # cancelled one: a person stopped those).
+    return [
+        or_(
+            Matter.status == ACTIVE,
+            and_(Matter.status.in_((WAITING, COMPLETED)), _unread_for_session()),
+        )
+    ]
+
+
+async def has_runnable(session: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(session, Matter, where=_runnable(), now=now)
+
+
+async def claim_runnable(
+    session: AsyncSession, *, owner: str, now: datetime, lease: timedelta
+) -> Matter | None:
+    rows = await claim_rows(
+        session,
+        Matter,
+        where=_runnable(),
+        order_by=[Matter.updated_at, Matter.id],
+        limit=1,
+        owner=owner,
+        lease=lease,
+        now=now,
+    )
+    return rows[0] if rows else None
+
+
+async def sessions_to_adopt(session: AsyncSession, limit: int = 20) -> list[int]:
+    """Sessions with delegated input but no Matter yet."""
+    stmt = (
+        select(InboxItem.session_id)
+        .where(
+            InboxItem.session_id.is_not(None),
+            InboxItem.delivered_at.is_(None),
+            ~exists().where(Matter.session_id == InboxItem.session_id),
+        )
+        .group_by(InboxItem.session_id)
+        .limit(limit)
+    )
+    return [int(sid) for sid in (await session.scalars(stmt)).all() if sid is not None]
+
+
+async def adopt(session: AsyncSession, session_id: int, now: datetime) -> Matter | None:
+    """The first delegated request becomes the objective (None if someone adopted it)."""
+    first = await session.scalar(
+        select(InboxItem)
+        .where(InboxItem.session_id == session_id, InboxItem.delivered_at.is_(None))
+        .order_by(InboxItem.id)
+        .limit(1)
+    )
+    if first is None:
+        return None
+    payload = first.payload
+    stmt = (
+        insert_for(session, Matter.__table__)
+        .values(
+            session_id=session_id,
+            conversation_id=payload.get("conversation_id"),
+            requested_by=payload.get("from"),
+            objective=str(payload.get("request") or payload.get("title") or ""),
+            amendments=[],
+            state_text="",
+            status=ACTIVE,
+            revision=0,
+            wakes=[],
+            work_record=[],
+            run_count=0,
+            rejection_count=0,
+            created_at=now,
+            updated_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["session_id"])
+        .returning(Matter.__table__.c.id)
+    )
+    new_id = (await session.execute(stmt)).scalar_one_or_none()
+    return await session.get(Matter, new_id) if new_id is not None else None
+
+
+async def unread_items(session: AsyncSession, session_id: int) -> list[InboxItem]:
+    stmt = (
+        select(InboxItem)
+        .where(InboxItem.session_id == session_id, InboxItem.delivered_at.is_(None))
+        .order_by(InboxItem.id)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def claim_operation(
+    session: AsyncSession,
+    *,
+    operation_id: str,
+    matter_id: int,
+    fingerprint: str,
+    outcome: dict[str, Any],
+    now: datetime,
+) -> MatterSettle | None:
+    """Record a settle operation; None if new, else the one stored earlier under this id."""
+    stmt = (
+        insert_for(session, MatterSettle)
+        .values(
+            operation_id=operation_id,
+            matter_id=matter_id,
+            fingerprint=fingerprint,
+            outcome=outcome,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["operation_id"])
+        .returning(MatterSettle.operation_id)
+    )
+    if (await session.execute(stmt)).scalar_one_or_none() is not None:
+        return None
+    return await session.get(MatterSettle, operation_id)
+
+
+async def get_operation(session: AsyncSession, operation_id: str) -> MatterSettle | None:
+    return await session.get(MatterSettle, operation_id)
+
+
+async def listing(
+    session: AsyncSession, *, requested_by: str | None = None, limit: int = 20
+) -> list[Matter]:
+    stmt = select(Matter).order_by(Matter.updated_at.desc()).limit(limit)
+    if requested_by is not None:
+        stmt = stmt.where(Matter.requested_by == requested_by)
+    return list((await session.scalars(stmt)).all())

@@ -1,0 +1,65 @@
+"""One scripted model behind the whole app, routed by who is asking (the Bot, a task agent
+or the reviewer: their system prompts differ), so each role gets its own script."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bot.llm.scripted import PlannedReply, ScriptedProvider
+from bot.llm.types import Completion, Message, ToolSpec
+
+ROLES = {
+    "bot": "You are Maka",
+    "agent": "You are a task agent",
+    "review": "You review",
+    "summary": "Write a coarse summary",
+}
+# Roles a test need not script: they answer this when nothing is queued.
+DEFAULTS = {"summary": "A task."}
+
+Step = PlannedReply | Callable[[list[Message]], Any]
+
+
+class RoutedModel:
+    name = "routed-script"
+
+    def __init__(self) -> None:
+        self.scripts: dict[str, deque[Step]] = {role: deque() for role in ROLES}
+        self.calls: dict[str, int] = dict.fromkeys(ROLES, 0)
+        self._player = ScriptedProvider([])
+
+    def add(self, role: str, *steps: Step) -> None:
+        self.scripts[role].extend(steps)
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        system = messages[0].content or ""
+        role = next(r for r, prefix in ROLES.items() if system.startswith(prefix))
+        self.calls[role] += 1
+        if not self.scripts[role] and role in DEFAULTS:
+            self.scripts[role].append(ScriptedProvider.text(DEFAULTS[role]))
+        while not self.scripts[role]:  # a role with nothing scripted waits (like a slow model)
+            await asyncio.sleep(0.05)
+        step = self.scripts[role].popleft()
+        if callable(step) and not isinstance(step, PlannedReply):
+            step = step(list(messages))
+            if inspect.isawaitable(step):
+                step = await step
+        assert isinstance(step, PlannedReply)
+        self._player.add(step)
+        return await self._player.complete(messages, tools)
+
+
+send = ScriptedProvider.tool_call
+text = ScriptedProvider.text
+APPROVE = text("APPROVE")
