@@ -18,10 +18,10 @@ from storage.models import InboundEvent, InboxItem, OutboxMessage
 from tests.apps import RunningApp, make_settings, running_app
 from tests.echo_responder import EchoComponent
 from tests.fakes import FeishuEventSender, FeishuFake, HistoryMessage
+from tests.seed import OWNER
 
 ENCRYPT_KEY = "test-encrypt-key"
 VERIFICATION_TOKEN = "test-verification-token"
-OWNER = "ou_owner"
 
 
 @dataclass

@@ -74,6 +74,7 @@ class _Pending:
 class Ingest:
     # A conversation's id never changes and its listen-all flag rarely does: remembering both
     # for a short while leaves two statements per batch (the events and their inbox items).
+    # A change of listen-all therefore takes up to this long to reach every replica.
     CONVERSATION_TTL = 30.0
 
     def __init__(self, db: Database, notifier: Notifier, *, max_event_age: timedelta) -> None:
@@ -83,10 +84,6 @@ class Ingest:
         self._conversations: dict[tuple[str, str], _KnownConversation] = {}
         self._queue: list[_Pending] = []
         self._writer: asyncio.Task[None] | None = None
-
-    def forget_conversation(self, platform: str, chat_id: str) -> None:
-        """After a conversation's settings change."""
-        self._conversations.pop((platform, chat_id), None)
 
     async def accept(self, msg: InboundMessage, *, now: datetime | None = None) -> IngestResult:
         """Returns once the message is committed (or raises if it could not be)."""

@@ -12,11 +12,12 @@ from bot.assistant.component import Assistant
 from bot.llm.types import Message
 from bot.matters.rules import Disposition, SettleRequest
 from bot.matters.service import MatterService
-from storage.models import Conversation, InboxItem, Matter, Session, Timer
+from storage.models import InboxItem, Matter, Timer
 from storage.types import utcnow
 from tests.assistant.support import replies, say, say_in_group
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.matters.routed_model import APPROVE, RoutedModel, send, text
+from tests.seed import owner_dm, task_session
 from tests.waiting import wait_until
 
 
@@ -24,30 +25,8 @@ async def _delegate(w: FeishuWorld, request: str, name: str = "task") -> int:
     """A task Session with a delegated request in its inbox (as tasks_create leaves it)."""
     now = utcnow()
     async with w.app.services.db.write() as s:
-        conv = await s.scalar(select(Conversation).where(Conversation.chat_id == "oc_owner_dm"))
-        if conv is None:
-            conv = Conversation(
-                platform="feishu",
-                chat_id="oc_owner_dm",
-                chat_type="p2p",
-                peer_open_id=OWNER,
-                listen_all=False,
-                created_at=now,
-            )
-            s.add(conv)
-            await s.flush()
-        session = Session(
-            name=name,
-            state="active",
-            labels=[],
-            is_archived=False,
-            conversation_id=conv.id,
-            created_by=OWNER,
-            created_at=now,
-            last_message_at=now,
-        )
-        s.add(session)
-        await s.flush()
+        conv = await owner_dm(s)
+        session = await task_session(s, conv, name)
         s.add(
             InboxItem(
                 session_id=session.id,

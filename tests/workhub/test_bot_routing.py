@@ -13,11 +13,12 @@ from sqlalchemy import select
 
 from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message, ToolSpec
-from storage.models import Conversation, InboxItem, Session
+from storage.models import InboxItem
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, send
 from tests.assistant.support import sleep as sleep_step
-from tests.feishu_world import OWNER, WorldFactory
+from tests.feishu_world import WorldFactory
+from tests.seed import owner_dm, task_session
 
 DATASET = Path(__file__).parents[1] / "data" / "recall_cases.json"
 
@@ -54,31 +55,17 @@ async def test_delegation_carries_the_users_words_from_the_inbox_item(
         db = w.app.services.db
         now = utcnow()
         async with db.write() as s:
-            conv = Conversation(
-                platform="feishu",
-                chat_id="oc_owner_dm",
-                chat_type="p2p",
-                peer_open_id=OWNER,
-                listen_all=False,
-                created_at=now,
-            )
-            s.add(conv)
-            await s.flush()
+            conv = await owner_dm(s)
             sessions = {
-                name: Session(
-                    name=name,
-                    workspace="infra",
-                    state="active",
-                    labels=[],
-                    is_archived=False,
-                    conversation_id=conv.id,
-                    created_by=OWNER,
+                name: await task_session(
+                    s,
+                    conv,
+                    name,
                     created_at=now - timedelta(days=1),
                     last_message_at=now - timedelta(minutes=i),
                 )
                 for i, name in enumerate(("Redis timeout", "Billing export"))
             }
-            s.add_all(sessions.values())
         await say(w, "把 staging 的 Redis 超时问题继续跟进一下")
         assert await replies(w, 1) == ["handed to the Redis task"]
         await all_delivered(w)

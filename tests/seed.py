@@ -1,0 +1,56 @@
+"""Rows tests start from: the owner's DM conversation and task Sessions in it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.models import Conversation, Session
+from storage.types import utcnow
+
+OWNER = "ou_owner"
+
+
+async def owner_dm(s: AsyncSession, chat_id: str = "oc_owner_dm") -> Conversation:
+    """The owner's DM (the one ingest would create for `chat_id`), made if missing."""
+    conv = await s.scalar(select(Conversation).where(Conversation.chat_id == chat_id))
+    if conv is None:
+        conv = Conversation(
+            platform="feishu",
+            chat_id=chat_id,
+            chat_type="p2p",
+            peer_open_id=OWNER,
+            listen_all=False,
+            created_at=utcnow(),
+        )
+        s.add(conv)
+        await s.flush()
+    return conv
+
+
+async def task_session(
+    s: AsyncSession,
+    conversation: Conversation,
+    name: str,
+    *,
+    last_message_at: datetime | None = None,
+    created_at: datetime | None = None,
+    workspace: str | None = "infra",
+) -> Session:
+    now = utcnow()
+    row = Session(
+        name=name,
+        workspace=workspace,
+        state="active",
+        labels=[],
+        is_archived=False,
+        conversation_id=conversation.id,
+        created_by=OWNER,
+        created_at=created_at or now,
+        last_message_at=last_message_at or now,
+    )
+    s.add(row)
+    await s.flush()
+    return row
