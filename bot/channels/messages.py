@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -35,8 +35,9 @@ class InboundMessage:
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_payload(self) -> dict[str, Any]:
-        """JSON for inbox items: everything the Bot needs, nothing platform-raw."""
-        data = asdict(self)
-        data.pop("raw")
+        """JSON for inbox items: everything the Bot needs, nothing platform-raw. (Built by
+        hand: `dataclasses.asdict` deep-copies, and this runs for every message ingested.)"""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "raw"}
         data["created_at"] = self.created_at.isoformat()
+        data["mentions"] = [vars(m) for m in self.mentions]
         return data

@@ -4,7 +4,7 @@ duplicates, so every replica agrees."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -32,14 +32,16 @@ async def insert_many_if_new(
     """One multi-row insert; the (platform, message_id) pairs that were new."""
     if not events:
         return set()
-    table = InboundEvent.__table__  # Core, not the ORM's bulk path: this is the hot path
+    # Hot path: a Core statement run with a parameter list, so SQLAlchemy compiles it once
+    # and batches it into multi-row VALUES itself ("insertmanyvalues").
+    table = InboundEvent.__table__
     stmt = (
         insert_for(session, table)
-        .values([asdict(e) for e in events])
         .on_conflict_do_nothing(index_elements=["platform", "message_id"])
         .returning(table.c.platform, table.c.message_id)
     )
-    return {(p, m) for p, m in (await session.execute(stmt)).all()}
+    result = await session.execute(stmt, [dict(vars(e)) for e in events])
+    return {(p, m) for p, m in result.all()}
 
 
 async def count(session: AsyncSession, platform: str | None = None) -> int:

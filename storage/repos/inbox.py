@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -52,14 +52,15 @@ async def append_many(session: AsyncSession, items: Sequence[NewItem]) -> dict[s
     """One multi-row insert of idempotent items; dedupe key -> id for those that were new."""
     if not items:
         return {}
-    table = InboxItem.__table__  # Core, not the ORM's bulk path: ingest is a hot path
+    # Hot path (ingest): compiled once, batched into multi-row VALUES by SQLAlchemy.
+    table = InboxItem.__table__
     stmt = (
         insert_for(session, table)
-        .values([asdict(i) for i in items])
         .on_conflict_do_nothing(index_elements=["dedupe_key"])
         .returning(table.c.dedupe_key, table.c.id)
     )
-    return {str(k): int(v) for k, v in (await session.execute(stmt)).all()}
+    result = await session.execute(stmt, [dict(vars(i)) for i in items])
+    return {str(k): int(v) for k, v in result.all()}
 
 
 async def pending_for_conversation(
