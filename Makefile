@@ -23,6 +23,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	@scripts/ensure-postgres $(BIN)/python
+	@scripts/ensure-dovecot
 	$(MAKE) --no-print-directory lint
 	$(BIN)/pytest
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from storage.urls import DatabaseUrlError, normalize_database_url
@@ -31,6 +31,12 @@ class SearchBackend(StrEnum):
 class FeishuMode(StrEnum):
     WEBHOOK = "webhook"
     WS = "ws"
+
+
+class EmailSecurity(StrEnum):
+    SSL = "ssl"  # IMAP over TLS (port 993)
+    STARTTLS = "starttls"  # plain IMAP upgraded with STARTTLS (port 143)
+    NONE = "none"  # no encryption (a loopback or test server only)
 
 
 class EvidenceStrategy(StrEnum):
@@ -80,6 +86,18 @@ class Settings(BaseSettings):
     feishu_domain: str = "https://open.feishu.cn"
     feishu_max_event_age: int = Field(default=1800, gt=0, description="seconds")
 
+    # Email, read-only over IMAP (sources/email.py); never sent.
+    email_host: str | None = None
+    email_port: int | None = Field(default=None, ge=1, le=65535)  # default: 993 ssl, else 143
+    email_security: EmailSecurity = EmailSecurity.SSL
+    email_user: str | None = None
+    email_password: SecretStr | None = None
+    email_mailboxes: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["INBOX"])
+
+    # Seconds between scheduled syncs of Feishu history and of email; 0 = only on request.
+    sync_feishu_interval: float = Field(default=21600.0, ge=0)
+    sync_email_interval: float = Field(default=900.0, ge=0)
+
     # The console page at /console speaks as the owner: on by default only when no Feishu app
     # is configured (development); set MAKA_CONSOLE=true to force it on.
     console: bool | None = None
@@ -102,6 +120,11 @@ class Settings(BaseSettings):
     @classmethod
     def _admins_csv(cls, value: Any) -> Any:
         return _split_csv(value)
+
+    @field_validator("email_mailboxes", mode="before")
+    @classmethod
+    def _mailboxes_csv(cls, value: Any) -> Any:
+        return _split_csv(value) or ["INBOX"]
 
     @field_validator("database_url")
     @classmethod
@@ -147,6 +170,16 @@ class Settings(BaseSettings):
         return bool(self.feishu_app_id and self.feishu_app_secret)
 
     @property
+    def email_configured(self) -> bool:
+        return bool(self.email_host)
+
+    @property
+    def resolved_email_port(self) -> int:
+        if self.email_port is not None:
+            return self.email_port
+        return 993 if self.email_security is EmailSecurity.SSL else 143
+
+    @property
     def console_enabled(self) -> bool:
         return self.console if self.console is not None else not self.feishu_configured
 
@@ -166,6 +199,10 @@ class Settings(BaseSettings):
         if bool(self.feishu_app_id) != bool(self.feishu_app_secret):
             problems.append(
                 "MAKA_FEISHU_APP_SECRET: MAKA_FEISHU_APP_ID and MAKA_FEISHU_APP_SECRET go together"
+            )
+        if self.email_host and not (self.email_user and self.email_password):
+            problems.append(
+                "MAKA_EMAIL_USER: MAKA_EMAIL_HOST needs MAKA_EMAIL_USER and MAKA_EMAIL_PASSWORD"
             )
         model_parts = [self.model_base_url, self.model_name]
         if any(model_parts) and not all(model_parts):

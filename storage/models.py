@@ -300,3 +300,56 @@ class MatterSettle(Base):
     fingerprint: Mapped[str] = mapped_column(String(64))
     outcome: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Source(Base):
+    """One unit of an external source we keep originals of: a Feishu chat (`feishu:<chat_id>`),
+    a mailbox (`email:<mailbox>`), or an adapter's own observation (`feishu`, `email`: the chat
+    list, the login). `observed_cursor` is what the source last showed us; `synced_cursor` is
+    how far our copy reaches, and it only advances in the transaction that stores the records.
+    `wanted_at` asks for a sync; the lease columns let one process at a time run it.
+    """
+
+    __tablename__ = "sources"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))  # feishu | email
+    scope: Mapped[str | None] = mapped_column(String(200))
+    title: Mapped[str | None] = mapped_column(String(256))
+    observed_cursor: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    synced_cursor: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    last_success_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    last_error_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    record_count: Mapped[int] = mapped_column(Integer, default=0)
+    wanted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    request: Mapped[dict[str, Any] | None] = mapped_column(JSONType)  # e.g. {"since": ...}
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SourceRecord(Base):
+    """An original (a chat message, a mail), once per (`source`, `external_id`) whichever way
+    it arrived. `id` is the global, monotonically increasing `seq` that index coverage counts
+    in. `source` is the source's name, not a foreign key, so ingest writes without a lookup."""
+
+    __tablename__ = "source_records"
+    __table_args__ = (
+        UniqueConstraint("source", "external_id"),
+        Index("ix_source_records_scope_id", "scope", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    source: Mapped[str] = mapped_column(String(200))
+    external_id: Mapped[str] = mapped_column(String(200))
+    scope: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str | None] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)
+    author: Mapped[str | None] = mapped_column(String(512))
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    thread_key: Mapped[str | None] = mapped_column(String(200))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -10,6 +10,11 @@ one and are written together, with one multi-row insert per table. An idle syste
 each message at once (a batch of one); a busy one pays one commit per batch instead of one
 per message. If a batch fails, its messages are written one by one, so one bad message
 cannot hold the others back.
+
+Each new Feishu message is also stored as its source record (`source_records`, one more
+multi-row insert in the same transaction, `ON CONFLICT DO NOTHING`): history sync writes the
+same rows, so a message seen both ways is one record, whichever came first. (Records are
+indexed for search by the workers, off this path: `bot/sources/index.py`.)
 """
 
 from __future__ import annotations
@@ -27,8 +32,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.messages import InboundMessage
 from bot.host.notify import Notifier
+from sources import feishu_records as feishu_source
 from storage.db import Database
 from storage.repos import conversations, inbound, inbox
+from storage.repos import sources as source_records
+from storage.repos.sources import NewRecord
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -62,6 +70,7 @@ class _KnownConversation:
     id: int
     listen_all: bool
     seen_at: float
+    peer_open_id: str | None = None
 
 
 @dataclass
@@ -168,6 +177,7 @@ class Ingest:
         )
         results: list[IngestResult] = []
         to_inbox: list[inbox.NewItem] = []
+        new_records: list[NewRecord] = []
         claimed: set[tuple[str, str]] = set()
         for pending, outcome in zip(batch, outcomes, strict=True):
             msg = pending.msg
@@ -178,6 +188,10 @@ class Ingest:
                 continue
             claimed.add(key)
             results.append(IngestResult(outcome, conversation_id))
+            if msg.platform == feishu_source.PLATFORM:
+                new_records.append(
+                    _source_record(msg, known[(msg.platform, msg.chat_id)].peer_open_id)
+                )
             if outcome is Outcome.ANSWERED:
                 to_inbox.append(
                     inbox.NewItem(
@@ -188,6 +202,8 @@ class Ingest:
                         created_at=pending.now,
                     )
                 )
+        if new_records:
+            await source_records.add_records(session, new_records, batch[0].now)
         if to_inbox:
             item_ids = await inbox.append_many(session, to_inbox)
             results = [
@@ -214,7 +230,7 @@ class Ingest:
             chat_type=msg.chat_type,
             peer_open_id=msg.sender_id if msg.chat_type == "p2p" else None,
         )
-        return _KnownConversation(row.id, row.listen_all, time.monotonic())
+        return _KnownConversation(row.id, row.listen_all, time.monotonic(), row.peer_open_id)
 
     def _decide(self, msg: InboundMessage, now: datetime, *, listen_all: bool) -> Outcome:
         if now - msg.created_at > self.max_event_age:
@@ -223,6 +239,26 @@ class Ingest:
             return Outcome.HISTORY
         addressed = msg.chat_type == "p2p" or msg.mentioned_bot or listen_all
         return Outcome.ANSWERED if addressed else Outcome.HISTORY
+
+
+def _source_record(msg: InboundMessage, peer_open_id: str | None) -> NewRecord:
+    """The message as its Feishu source record (the history sync builds the same row)."""
+    peer = msg.sender_id if msg.sender_type == "user" else peer_open_id
+    return feishu_source.message_record(
+        chat_id=msg.chat_id,
+        scope=feishu_source.chat_scope(msg.chat_type, msg.chat_id, peer),
+        message_id=msg.message_id,
+        text=msg.text,
+        sender_id=msg.sender_id,
+        sender_type=msg.sender_type,
+        message_type=msg.message_type,
+        created_at=msg.created_at,
+        root_id=msg.root_id,
+        parent_id=msg.parent_id,
+        thread_id=msg.thread_id,
+        mentions=[feishu_source.MentionRef(m.key, m.name, m.open_id) for m in msg.mentions],
+        origin="event",
+    )
 
 
 def _settle(future: asyncio.Future[IngestResult], outcome: IngestResult | BaseException) -> None:

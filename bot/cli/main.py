@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.config import ConfigError, Role, Settings, load_settings
+from bot.sources.cli import add_sync_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--limit", type=int, default=10)
+    add_sync_parser(sub)
     evaluation = sub.add_parser("eval", help="evaluations")
     evaluation.add_argument("what", choices=["recall"])
     evaluation.add_argument("--dataset", required=True, type=Path)
@@ -95,6 +97,10 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         return await run_search(
             settings, " ".join(args.query), args.sessions, args.json, args.limit
         )
+    if args.command == "sync":
+        from bot.sources.cli import run_sync
+
+        return await run_sync(settings, args)
     if args.command == "eval":
         from bot.cli.evaluate import run_recall_eval
 

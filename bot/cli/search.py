@@ -8,6 +8,7 @@ from dataclasses import asdict
 from bot.config import Settings
 from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer
+from bot.sources.index import SourceIndexer
 from storage.db import create_database
 from storage.search import SearchError, SearchFilters
 from storage.search.tokenizer import configure_tokenizer, tokenize
@@ -53,11 +54,12 @@ async def run_rebuild(settings: Settings) -> int:
     try:
         await search.index.clear()
         count = await SessionIndexer(db, search, tool_output=settings.index_tool_output).rebuild()
+        records = await SourceIndexer(db, search).rebuild()
     except (SearchError, RuntimeError) as exc:
         print(f"rebuild failed: {exc}")
         return 1
     finally:
         await search.close()
         await db.dispose()
-    print(f"indexed {count} session messages")
+    print(f"indexed {count} session messages and {records} source records")
     return 0

@@ -25,6 +25,7 @@ SECRET_SETTINGS = (
     "MAKA_MODEL_API_KEY",
     "MAKA_DATABASE_URL",
     "MAKA_MEILI_KEY",
+    "MAKA_EMAIL_PASSWORD",
 )
 
 Obj = dict[str, Any]

@@ -15,7 +15,7 @@ from bot.memory.search import SearchService
 from storage.db import create_database
 from storage.models import Session
 from storage.repos import sessions
-from storage.search import SearchDocument, SearchError, SearchHit
+from storage.search import SearchDocument, SearchError, SearchFilters, SearchHit
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, say_in_group, send
 from tests.assistant.support import sleep as sleep_step
@@ -60,9 +60,10 @@ async def test_a_turn_is_searchable_by_session_right_after_it_is_written(
             return bool(await search.search("ERR_CONN_RESET"))
 
         await wait_until(indexed)
-        user_hits = await search.search("重连")
-        reply_hits = await search.search("ERR_CONN_RESET")
-        path_hits = await search.search("ws.ts")
+        session_kinds = SearchFilters(kinds=["session_user", "session_assistant"])
+        user_hits = await search.search("重连", session_kinds)
+        reply_hits = await search.search("ERR_CONN_RESET", session_kinds)
+        path_hits = await search.search("ws.ts", session_kinds)
     assert [h.kind for h in user_hits] == ["session_user"]
     assert [h.kind for h in reply_hits] == ["session_assistant"]
     assert path_hits and path_hits[0].session_id == user_hits[0].session_id
@@ -153,7 +154,7 @@ async def test_search_rebuild_restores_the_index_from_the_database(
     await db.dispose()
     env = {**os.environ, "MAKA_DATA_DIR": str(tmp_path), "MAKA_DATABASE_URL": database_url}
     code, out = await _cli(["search", "rebuild"], env)
-    assert code == 0 and "indexed 1 session messages" in out, out
+    assert code == 0 and "indexed 1 session messages and 0 source records" in out, out
     code, out = await _cli(["search", "getUserName", "--json"], env)
     assert code == 0, out
     hits = json.loads(out[out.index("[") :])

@@ -135,7 +135,8 @@ MAKA_LOG_LEVEL: {{ $v.settings.logLevel | quote }}
   "MAKA_FEISHU_VERIFICATION_TOKEN" $v.feishu.verificationToken
   "MAKA_MODEL_API_KEY" $v.model.apiKey
   "MAKA_DATABASE_URL" $v.database.url
-  "MAKA_MEILI_KEY" $v.search.meiliKey -}}
+  "MAKA_MEILI_KEY" $v.search.meiliKey
+  "MAKA_EMAIL_PASSWORD" $v.email.password -}}
 {{- range $key, $value := $data }}
 {{- if $value }}
 {{ $key }}: {{ $value | b64enc | quote }}
@@ -150,7 +151,7 @@ password by Kubernetes ($(POSTGRES_PASSWORD) expansion).
 */}}
 {{- define "maka.secretEnv" -}}
 {{- $secret := include "maka.secretName" . -}}
-{{- range $key := list "MAKA_FEISHU_APP_SECRET" "MAKA_FEISHU_ENCRYPT_KEY" "MAKA_FEISHU_VERIFICATION_TOKEN" "MAKA_MODEL_API_KEY" }}
+{{- range $key := list "MAKA_FEISHU_APP_SECRET" "MAKA_FEISHU_ENCRYPT_KEY" "MAKA_FEISHU_VERIFICATION_TOKEN" "MAKA_MODEL_API_KEY" "MAKA_EMAIL_PASSWORD" }}
 - name: {{ $key }}
   valueFrom:
     secretKeyRef: {name: {{ $secret }}, key: {{ $key }}, optional: true}

@@ -1,0 +1,83 @@
+"""The configured source adapters, for the sync worker and for `maka sync`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bot.channels.messages import Mention
+from bot.config import Settings
+from sources.base import SourceAdapter
+from sources.feishu_records import KIND as FEISHU
+from sources.feishu_records import MentionRef
+from storage.db import Database
+
+EMAIL = "email"
+KINDS = (FEISHU, EMAIL)
+HOW_TO_CONFIGURE = {
+    FEISHU: "set MAKA_FEISHU_APP_ID and MAKA_FEISHU_APP_SECRET",
+    EMAIL: "set MAKA_EMAIL_HOST, MAKA_EMAIL_USER and MAKA_EMAIL_PASSWORD",
+}
+
+
+def render_feishu(message_type: str, content: Any, mentions: Sequence[MentionRef]) -> str:
+    """A history message's text exactly as ingest renders an event's (same placeholders, rich
+    text, mentions as @Name), so a message reads the same whichever way it arrived."""
+    from bot.channels.feishu.normalize import content_text, resolve_mentions
+
+    text = content_text(message_type, content)
+    if not mentions:
+        return text
+    refs = tuple(Mention(m.key, m.name, m.open_id) for m in mentions)
+    return resolve_mentions(text, refs, drop_open_id=None)
+
+
+def configured_kinds(settings: Settings) -> list[str]:
+    kinds = []
+    if settings.feishu_configured:
+        kinds.append(FEISHU)
+    if settings.email_configured:
+        kinds.append(EMAIL)
+    return kinds
+
+
+def build_adapters(
+    settings: Settings, db: Database, kinds: Sequence[str] | None = None
+) -> dict[str, SourceAdapter]:
+    """An adapter for each configured source (of `kinds`, when given)."""
+    wanted = set(kinds or KINDS)
+    adapters: dict[str, SourceAdapter] = {}
+    if FEISHU in wanted and settings.feishu_configured:
+        from bot.channels.feishu.api import FeishuApi
+        from bot.sources.usage import BatchedUsageCounter
+        from sources.feishu import FeishuHistory
+
+        assert settings.feishu_app_id and settings.feishu_app_secret
+        usage = BatchedUsageCounter(db, "feishu", settings.tz)
+        api = FeishuApi(
+            app_id=settings.feishu_app_id,
+            app_secret=settings.feishu_app_secret,
+            domain=settings.feishu_domain,
+            usage=usage,
+        )
+        adapters[FEISHU] = FeishuHistory(api, db, render=render_feishu, on_close=usage.aclose)
+    if EMAIL in wanted and settings.email_configured:
+        from sources.email import EmailSource, ImapSettings
+
+        assert settings.email_host and settings.email_user and settings.email_password
+        adapters[EMAIL] = EmailSource(
+            ImapSettings(
+                host=settings.email_host,
+                port=settings.resolved_email_port,
+                security=settings.email_security.value,
+                user=settings.email_user,
+                password=settings.email_password.get_secret_value(),
+                mailboxes=tuple(settings.email_mailboxes),
+            )
+        )
+    return adapters
+
+
+def not_configured(settings: Settings) -> dict[str, str]:
+    configured = set(configured_kinds(settings))
+    return {k: v for k, v in HOW_TO_CONFIGURE.items() if k not in configured}

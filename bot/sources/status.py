@@ -1,0 +1,144 @@
+"""What `maka sync status` and `/sync status` show: per source its records, last success,
+last error, cursors and whether a sync is running or requested. A source whose last run
+failed reads as an error, never as "no changes"."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, tzinfo
+from typing import Any
+
+from storage.db import Database
+from storage.repos import sources as repo
+from storage.types import utcnow
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    name: str
+    kind: str
+    scope: str | None
+    title: str | None
+    records: int
+    last_success_at: datetime | None
+    last_error: str | None
+    last_error_at: datetime | None
+    state: str  # error | syncing | requested | ok | never synced
+    syncing_by: str | None
+    wanted_at: datetime | None
+    observed_cursor: dict[str, Any] | None
+    synced_cursor: dict[str, Any] | None
+
+    @property
+    def is_account(self) -> bool:
+        return self.name == self.kind or self.kind == "index"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("last_success_at", "last_error_at", "wanted_at"):
+            data[key] = data[key].isoformat() if data[key] else None
+        return data
+
+
+async def load_status(db: Database) -> list[SourceStatus]:
+    now = utcnow()
+    async with db.read() as session:
+        rows = await repo.all_sources(session)
+        counts = await repo.counts_by_source(session)
+        newest = await repo.max_seq(session)
+    out = []
+    for row in rows:
+        leased = row.lease_expires_at is not None and row.lease_expires_at >= now
+        if row.last_error:
+            state = "error"
+        elif leased:
+            state = "syncing"
+        elif row.wanted_at is not None:
+            state = "requested"
+        elif row.last_success_at is not None:
+            state = "ok"
+        else:
+            state = "never synced"
+        observed = row.observed_cursor
+        if row.kind == "index":  # the search indexer: how far it has read
+            behind = newest - int((row.synced_cursor or {}).get("seq", 0))
+            if not row.last_error:
+                state = "ok" if behind <= 0 else "indexing"
+            observed = {"newest_seq": newest}
+        out.append(
+            SourceStatus(
+                name=row.name,
+                kind=row.kind,
+                scope=row.scope,
+                title=row.title,
+                records=counts.get(row.name, 0),
+                last_success_at=row.last_success_at,
+                last_error=row.last_error,
+                last_error_at=row.last_error_at,
+                state=state,
+                syncing_by=row.lease_owner if leased else None,
+                wanted_at=row.wanted_at,
+                observed_cursor=observed,
+                synced_cursor=row.synced_cursor,
+            )
+        )
+    return out
+
+
+def _when(value: datetime | None, tz: tzinfo) -> str:
+    return value.astimezone(tz).strftime("%Y-%m-%d %H:%M") if value else "never"
+
+
+def describe(status: SourceStatus, tz: tzinfo) -> str:
+    """One line: where it is, how much we have, and how it went."""
+    label = status.name + (f" ({status.title})" if status.title and not status.is_account else "")
+    if status.is_account:
+        detail = _observation(status)
+    else:
+        detail = f"{status.records} records, last success {_when(status.last_success_at, tz)}"
+    line = f"{label}: {detail}"
+    if status.last_error:
+        line += f"; ERROR at {_when(status.last_error_at, tz)}: {status.last_error}"
+    if status.syncing_by:
+        line += f"; syncing now ({status.syncing_by})"
+    elif status.wanted_at is not None:
+        line += "; sync requested"
+    return line
+
+
+def _observation(status: SourceStatus) -> str:
+    cursor = status.observed_cursor or {}
+    if status.kind == "index":
+        seq = (status.synced_cursor or {}).get("seq", 0)
+        what = f"records indexed for search up to seq {seq} of {cursor.get('newest_seq', 0)}"
+    elif status.kind == "feishu" and "groups" in cursor:
+        what = f"{cursor['groups']} groups, {cursor.get('direct', 0)} direct chats"
+    elif status.kind == "email" and "mailboxes" in cursor:
+        what = f"{cursor.get('user')} at {cursor.get('server')}, {cursor['mailboxes']} mailboxes"
+    else:
+        what = "not observed yet"
+    return what
+
+
+def format_table(statuses: list[SourceStatus], tz: tzinfo) -> str:
+    if not statuses:
+        return (
+            "No sources yet. Configure Feishu or email (MAKA_EMAIL_HOST, ...) and run "
+            "`maka sync feishu` or `maka sync email`."
+        )
+    header = f"{'source':<34} {'scope':<26} {'records':>8}  {'last success':<16}  {'state':<12}"
+    lines = [header, "-" * len(header)]
+    errors = []
+    for s in statuses:
+        name = s.name if len(s.name) <= 34 else s.name[:33] + "…"
+        scope = (s.scope or "-")[:26]
+        records = "-" if s.is_account else str(s.records)
+        lines.append(
+            f"{name:<34} {scope:<26} {records:>8}  {_when(s.last_success_at, tz):<16}  "
+            f"{s.state:<12}"
+        )
+        if s.last_error:
+            errors.append(f"  {s.name}: {_when(s.last_error_at, tz)}: {s.last_error}")
+    if errors:
+        lines += ["", "errors:", *errors]
+    return "\n".join(lines)

@@ -1,0 +1,460 @@
+"""Email over IMAP, read-only: mailboxes are opened with EXAMINE and messages fetched with
+BODY.PEEK, so nothing we do can set \\Seen; nothing here sends mail (there is no SMTP in this
+code at all: an assistant that answers its own mail is a known failure of similar bots).
+
+Units are mailboxes (`email:<mailbox>`, scope `mail:<mailbox>`). A mailbox's cursor is
+
+    {"uidvalidity": V, "last_uid": U, "since": "2024-05-01T00:00:00+00:00" | null, "resyncs": n}
+
+and a sync reads the UIDs above U that were there when it began, 50 at a time, each batch
+committed with the cursor after it. When the server's UIDVALIDITY changes, the mailbox is read
+again from the start; records are keyed by a hash of the Message-ID (or of the main headers
+when a mail has none), so the second reading adds no duplicates.
+
+`imaplib` is blocking: every IMAP exchange runs in a worker thread (`asyncio.to_thread`), one
+connection per observation or mailbox sync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import imaplib
+import logging
+import re
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sources.base import Cursor, Observation, Page, SourceError, SyncRequest, Unit, UnitState
+from sources.mime import ParsedMail, parse_mail
+from storage.repos.sources import NewRecord
+
+log = logging.getLogger(__name__)
+
+KIND = "email"
+BATCH = 50
+LARGE_MAIL_BYTES = 2 * 1024 * 1024  # larger mails: only their first 2 MiB are fetched
+FETCH_BYTES = 8 * 1024 * 1024  # mail bodies asked for in one FETCH, about
+MAX_REFERENCES = 50
+SECURITIES = ("ssl", "starttls", "none")
+
+
+def source_name(mailbox: str) -> str:
+    return f"{KIND}:{mailbox}"
+
+
+def mail_scope(mailbox: str) -> str:
+    return f"mail:{mailbox}"
+
+
+@dataclass(frozen=True)
+class ImapSettings:
+    host: str
+    port: int
+    security: str  # ssl | starttls | none
+    user: str
+    password: str
+    mailboxes: tuple[str, ...] = ("INBOX",)
+    timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.security not in SECURITIES:
+            raise ValueError(f"security must be one of {', '.join(SECURITIES)}")
+
+    @property
+    def where(self) -> str:
+        return f"{self.user}@{self.host}:{self.port} ({self.security})"
+
+    def __repr__(self) -> str:  # never show the password
+        return f"ImapSettings({self.where}, mailboxes={list(self.mailboxes)})"
+
+
+# ---- IMAP details ------------------------------------------------------------------------
+
+
+def imap_utf7(name: str) -> str:
+    """A mailbox name in IMAP's modified UTF-7 (RFC 3501 5.1.3)."""
+    out: list[str] = []
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            encoded = base64.b64encode("".join(pending).encode("utf-16-be")).decode()
+            out.append("&" + encoded.rstrip("=").replace("/", ",") + "-")
+            pending.clear()
+
+    for ch in name:
+        if 0x20 <= ord(ch) <= 0x7E:
+            flush()
+            out.append("&-" if ch == "&" else ch)
+        else:
+            pending.append(ch)
+    flush()
+    return "".join(out)
+
+
+def quote_mailbox(name: str) -> str:
+    return '"' + imap_utf7(name).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _text(data: Any) -> str:
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "replace")
+    if isinstance(data, list | tuple):
+        return " ".join(_text(d) for d in data if d is not None)
+    return str(data)
+
+
+_STATUS_ITEM = re.compile(rb"(UIDVALIDITY|UIDNEXT|MESSAGES|UNSEEN) (\d+)")
+_UID = re.compile(rb"UID (\d+)")
+_SIZE = re.compile(rb"RFC822\.SIZE (\d+)")
+_FLAGS = re.compile(rb"FLAGS \(([^)]*)\)")
+_INTERNALDATE = re.compile(rb'INTERNALDATE "([^"]+)"')
+
+
+@dataclass(frozen=True)
+class Meta:
+    size: int
+    flags: tuple[str, ...]
+    internal_date: datetime | None
+
+
+class ImapSession:
+    """One blocking IMAP connection, logged in; read-only by construction: it offers only
+    STATUS, EXAMINE, UID SEARCH and UID FETCH of BODY.PEEK."""
+
+    def __init__(self, settings: ImapSettings) -> None:
+        self.settings = settings
+        s = settings
+        context = ssl.create_default_context()
+        try:
+            if s.security == "ssl":
+                self.conn: imaplib.IMAP4 = imaplib.IMAP4_SSL(
+                    s.host, s.port, ssl_context=context, timeout=s.timeout
+                )
+            else:
+                self.conn = imaplib.IMAP4(s.host, s.port, timeout=s.timeout)
+                if s.security == "starttls":
+                    self.conn.starttls(ssl_context=context)
+        except (OSError, imaplib.IMAP4.error, ssl.SSLError) as exc:
+            raise SourceError(
+                f"cannot connect to {s.host}:{s.port} ({s.security}): {exc}"
+            ) from None
+        try:
+            self.conn.login(s.user, s.password)
+        except imaplib.IMAP4.error as exc:
+            self.close()
+            raise SourceError(
+                f"login as {s.user} at {s.host}:{s.port} failed: {_text(exc.args)}"
+            ) from None
+        except OSError as exc:
+            self.close()
+            raise SourceError(f"login at {s.host}:{s.port} failed: {exc}") from None
+
+    def status(self, mailbox: str) -> dict[str, int]:
+        typ, data = self.conn.status(
+            quote_mailbox(mailbox), "(UIDVALIDITY UIDNEXT MESSAGES UNSEEN)"
+        )
+        if typ != "OK":
+            raise SourceError(f"mailbox {mailbox!r}: {_text(data)}")
+        found = _STATUS_ITEM.findall(b" ".join(d for d in data if isinstance(d, bytes)))
+        return {k.decode().lower(): int(v) for k, v in found}
+
+    def examine(self, mailbox: str) -> tuple[int, int]:
+        """Open read-only (EXAMINE); (UIDVALIDITY, message count)."""
+        typ, data = self.conn.select(quote_mailbox(mailbox), readonly=True)
+        if typ != "OK":
+            raise SourceError(f"cannot open mailbox {mailbox!r}: {_text(data)}")
+        _, values = self.conn.response("UIDVALIDITY")
+        if not values or values[0] is None:
+            raise SourceError(f"mailbox {mailbox!r}: the server sent no UIDVALIDITY")
+        return int(values[-1]), int(data[0] or 0)
+
+    def search(self, first_uid: int, last_uid: int | None, since: datetime | None) -> list[int]:
+        """UIDs in [first_uid, last_uid] (open-ended when None), optionally received SINCE a
+        day, ascending."""
+        criteria = f"UID {first_uid}:{last_uid if last_uid is not None else '*'}"
+        if since is not None:
+            criteria = f"SINCE {since.strftime('%d-%b-%Y')} {criteria}"
+        typ, data = self.conn.uid("SEARCH", criteria)
+        if typ != "OK":
+            raise SourceError(f"search failed: {_text(data)}")
+        uids = sorted({int(u) for u in b" ".join(d for d in data if d).split()})
+        # "n:*" always matches the highest UID, even when it is below n
+        return [u for u in uids if u >= first_uid and (last_uid is None or u <= last_uid)]
+
+    def meta(self, uids: Sequence[int]) -> dict[int, Meta]:
+        typ, data = self.conn.uid(
+            "FETCH", ",".join(map(str, uids)), "(UID RFC822.SIZE FLAGS INTERNALDATE)"
+        )
+        if typ != "OK":
+            raise SourceError(f"fetch failed: {_text(data)}")
+        out: dict[int, Meta] = {}
+        for item in data:
+            line = item[0] if isinstance(item, tuple) else item
+            if not isinstance(line, bytes) or not (uid := _UID.search(line)):
+                continue
+            size, flags, when = _SIZE.search(line), _FLAGS.search(line), _INTERNALDATE.search(line)
+            out[int(uid.group(1))] = Meta(
+                int(size.group(1)) if size else 0,
+                tuple(flags.group(1).decode().split()) if flags else (),
+                _internal_date(when.group(1).decode()) if when else None,
+            )
+        return out
+
+    def bodies(self, uids: Sequence[int], limit: int | None = None) -> dict[int, bytes]:
+        """Whole messages (or their first `limit` bytes), with BODY.PEEK: no \\Seen."""
+        if not uids:
+            return {}
+        section = "BODY.PEEK[]" if limit is None else f"BODY.PEEK[]<0.{limit}>"
+        typ, data = self.conn.uid("FETCH", ",".join(map(str, uids)), f"(UID {section})")
+        if typ != "OK":
+            raise SourceError(f"fetch failed: {_text(data)}")
+        out: dict[int, bytes] = {}
+        for item in data:
+            if isinstance(item, tuple) and len(item) == 2 and (uid := _UID.search(item[0])):
+                out[int(uid.group(1))] = item[1]
+        return out
+
+    def close(self) -> None:
+        try:
+            self.conn.logout()
+        except (OSError, imaplib.IMAP4.error, ssl.SSLError):
+            pass
+
+
+def _internal_date(value: str) -> datetime | None:
+    try:
+        return datetime.strptime(value, "%d-%b-%Y %H:%M:%S %z").astimezone(UTC)
+    except ValueError:
+        return None
+
+
+# ---- cursor -----------------------------------------------------------------------------
+
+
+@dataclass
+class MailCursor:
+    uidvalidity: int | None = None
+    last_uid: int = 0
+    since: datetime | None = None  # how far back the stored copy reaches (None: all of it)
+    resyncs: int = 0
+
+    @classmethod
+    def load(cls, data: Cursor | None) -> MailCursor:
+        data = data or {}
+        since = data.get("since")
+        return cls(
+            int(data["uidvalidity"]) if data.get("uidvalidity") is not None else None,
+            int(data.get("last_uid") or 0),
+            datetime.fromisoformat(since) if since else None,
+            int(data.get("resyncs") or 0),
+        )
+
+    def dump(self) -> Cursor:
+        return {
+            "uidvalidity": self.uidvalidity,
+            "last_uid": self.last_uid,
+            "since": self.since.isoformat() if self.since else None,
+            "resyncs": self.resyncs,
+        }
+
+
+# ---- the adapter --------------------------------------------------------------------------
+
+
+class EmailSource:
+    kind = KIND
+
+    def __init__(self, settings: ImapSettings, *, batch: int = BATCH) -> None:
+        self.settings = settings
+        self.batch = batch
+
+    async def aclose(self) -> None:
+        pass
+
+    async def observe(self) -> Observation:
+        return await asyncio.to_thread(self._observe)
+
+    def _observe(self) -> Observation:
+        session = ImapSession(self.settings)
+        try:
+            now = datetime.now(UTC).isoformat()
+            units = []
+            for mailbox in self.settings.mailboxes:
+                try:
+                    status = session.status(mailbox)
+                    units.append(
+                        Unit(
+                            source_name(mailbox),
+                            mail_scope(mailbox),
+                            mailbox,
+                            {**status, "present": True, "observed_at": now},
+                        )
+                    )
+                except (SourceError, imaplib.IMAP4.error) as exc:
+                    units.append(
+                        Unit(
+                            source_name(mailbox),
+                            mail_scope(mailbox),
+                            mailbox,
+                            {"present": False, "observed_at": now},
+                            error=str(exc),
+                        )
+                    )
+        finally:
+            session.close()
+        cursor = {
+            "server": f"{self.settings.host}:{self.settings.port}",
+            "user": self.settings.user,
+            "mailboxes": len(units),
+            "observed_at": now,
+        }
+        return Observation(units, cursor)
+
+    async def sync(self, unit: UnitState, request: SyncRequest) -> AsyncGenerator[Page, None]:
+        mailbox = unit.name.split(":", 1)[1]
+        session = await asyncio.to_thread(ImapSession, self.settings)
+        try:
+            async for page in self._sync(session, mailbox, unit, request):
+                yield page
+        finally:
+            await asyncio.to_thread(session.close)
+
+    async def _sync(
+        self, session: ImapSession, mailbox: str, unit: UnitState, request: SyncRequest
+    ) -> AsyncIterator[Page]:
+        cursor = MailCursor.load(unit.synced_cursor)
+        uidvalidity, _count = await asyncio.to_thread(session.examine, mailbox)
+        if cursor.uidvalidity is not None and cursor.uidvalidity != uidvalidity:
+            log.warning(
+                "%s: UIDVALIDITY changed (%s -> %s): reading the mailbox again",
+                unit.name,
+                cursor.uidvalidity,
+                uidvalidity,
+            )
+            cursor = MailCursor(resyncs=cursor.resyncs + 1, since=cursor.since)
+        cursor.uidvalidity = uidvalidity
+        backfill: list[int] = []
+        if cursor.last_uid == 0:
+            since = request.since or cursor.since
+            fresh = await asyncio.to_thread(session.search, 1, None, since)
+            cursor.since = since
+        else:
+            fresh = await asyncio.to_thread(session.search, cursor.last_uid + 1, None, None)
+            if (
+                request.since is not None
+                and cursor.since is not None
+                and request.since < cursor.since
+            ):
+                backfill = await asyncio.to_thread(
+                    session.search, 1, cursor.last_uid, request.since
+                )
+        total = len(backfill) + len(fresh)
+        for start in range(0, len(backfill), self.batch):
+            uids = backfill[start : start + self.batch]
+            records = await asyncio.to_thread(self._read, session, mailbox, uidvalidity, uids)
+            yield Page(records, None, total)  # the cursor moves once the backfill is whole
+        if backfill:
+            cursor.since = request.since
+        for start in range(0, len(fresh), self.batch):
+            uids = fresh[start : start + self.batch]
+            records = await asyncio.to_thread(self._read, session, mailbox, uidvalidity, uids)
+            cursor.last_uid = max(cursor.last_uid, uids[-1])
+            yield Page(records, cursor.dump(), total)
+        yield Page([], cursor.dump(), total)
+
+    def _read(
+        self, session: ImapSession, mailbox: str, uidvalidity: int, uids: list[int]
+    ) -> list[NewRecord]:
+        meta = session.meta(uids)
+        large = {u for u in uids if u in meta and meta[u].size > LARGE_MAIL_BYTES}
+        raw: dict[int, bytes] = {}
+        group: list[int] = []
+        group_bytes = 0
+        for uid in [u for u in uids if u in meta]:  # one FETCH per FETCH_BYTES or so
+            size = min(meta[uid].size, LARGE_MAIL_BYTES)
+            if group and group_bytes + size > FETCH_BYTES:
+                raw.update(_split_bodies(session, group, large))
+                group, group_bytes = [], 0
+            group.append(uid)
+            group_bytes += size
+        raw.update(_split_bodies(session, group, large))
+        records = []
+        for uid in uids:
+            if uid not in raw:  # expunged meanwhile
+                continue
+            truncated = uid in large
+            parsed = parse_mail(raw[uid], truncated=truncated)
+            records.append(mail_record(mailbox, uidvalidity, uid, parsed, meta[uid], truncated))
+        return records
+
+
+def _split_bodies(session: ImapSession, uids: list[int], large: set[int]) -> dict[int, bytes]:
+    out = session.bodies([u for u in uids if u not in large])
+    out.update(session.bodies([u for u in uids if u in large], LARGE_MAIL_BYTES))
+    return out
+
+
+def mail_record(
+    mailbox: str,
+    uidvalidity: int,
+    uid: int,
+    mail: ParsedMail,
+    meta: Meta,
+    truncated: bool,
+) -> NewRecord:
+    payload: dict[str, Any] = {
+        "mailbox": mailbox,
+        "uidvalidity": uidvalidity,
+        "uid": uid,
+        "message_id": mail.message_id,
+        "in_reply_to": mail.in_reply_to,
+        "references": mail.references[-MAX_REFERENCES:],
+        "from": mail.sender,
+        "to": mail.to,
+        "cc": mail.cc,
+        "date": mail.date.isoformat() if mail.date else None,
+        "flags": list(meta.flags),
+        "size": meta.size,
+        "attachments": [
+            {"name": a.name, "size": a.size, "content_type": a.content_type}
+            for a in mail.attachments
+        ],
+    }
+    if mail.html_only:
+        payload["html_only"] = True
+    if truncated or mail.text_truncated:
+        payload["truncated"] = True
+    return NewRecord(
+        source=source_name(mailbox),
+        external_id=mail.key,
+        scope=mail_scope(mailbox),
+        text=mail.text,
+        sent_at=mail.date or meta.internal_date,
+        author=mail.sender,
+        title=mail.subject or None,
+        thread_key=mail.thread_key,
+        payload=payload,
+    )
+
+
+def default_port(security: str) -> int:
+    return 993 if security == "ssl" else 143
+
+
+__all__ = [
+    "KIND",
+    "EmailSource",
+    "ImapSession",
+    "ImapSettings",
+    "MailCursor",
+    "default_port",
+    "imap_utf7",
+    "mail_scope",
+    "quote_mailbox",
+    "source_name",
+]

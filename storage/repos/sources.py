@@ -1,0 +1,387 @@
+"""Sources and their records: the originals (chat messages, mails) synced or ingested.
+
+Records are unique per (`source`, `external_id`) and written with one multi-row
+`INSERT … ON CONFLICT DO NOTHING`, so webhook ingest and history sync can write the same
+message in either order and it is stored once. A source row's `synced_cursor` only moves in
+the transaction that stores the records it covers, and only while the writer holds the row's
+lease: a sync that lost its lease (a stalled process) cannot move a cursor another process owns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.claims import claim_rows, exists_claimable, lease_is_free
+from storage.models import Source, SourceRecord
+from storage.repos._upsert import insert_for
+
+ERROR_MAX_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class NewRecord:
+    source: str
+    external_id: str
+    scope: str
+    text: str
+    sent_at: datetime | None
+    author: str | None = None
+    title: str | None = None
+    thread_key: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def row(self, now: datetime) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "external_id": self.external_id,
+            "scope": self.scope,
+            "title": self.title,
+            "text": self.text,
+            "author": self.author,
+            "sent_at": self.sent_at,
+            "thread_key": self.thread_key,
+            "payload": self.payload,
+            "created_at": now,
+        }
+
+
+# ---- records ------------------------------------------------------------------------------
+
+
+_INSERTS: dict[tuple[str, bool], Any] = {}
+
+
+def _insert(session: AsyncSession, returning: bool) -> Any:
+    """The insert statement, built once per dialect: statements are immutable, and building
+    one (and its cache key) for every ingest batch is measurable on the hot path."""
+    key = (session.get_bind().dialect.name, returning)
+    stmt = _INSERTS.get(key)
+    if stmt is None:
+        table = SourceRecord.__table__  # Core, not the ORM's bulk path: ingest is a hot path
+        stmt = insert_for(session, table).on_conflict_do_nothing(
+            index_elements=["source", "external_id"]
+        )
+        if returning:
+            stmt = stmt.returning(table.c.id, table.c.source, table.c.external_id)
+        _INSERTS[key] = stmt
+    return stmt
+
+
+async def insert_records(
+    session: AsyncSession, records: Sequence[NewRecord], now: datetime
+) -> list[tuple[int, str, str]]:
+    """One multi-row insert; (id, source, external_id) of the rows that were new.
+
+    The rows go as executemany parameters, not `.values([...])`: SQLAlchemy then compiles the
+    statement once and sends the rows as multi-row VALUES pages ("insertmanyvalues"), while a
+    `.values()` list is compiled again on every call, which costs more than the database's
+    own work (about 0.2 ms a row)."""
+    if not records:
+        return []
+    result = await session.execute(_insert(session, True), [r.row(now) for r in records])
+    return [(int(i), str(s), str(e)) for i, s, e in result.all()]
+
+
+async def add_records(session: AsyncSession, records: Sequence[NewRecord], now: datetime) -> None:
+    """`insert_records` for callers that need not know which rows were new (ingest)."""
+    if records:
+        await session.execute(_insert(session, False), [r.row(now) for r in records])
+
+
+async def records_after(
+    session: AsyncSession, after_id: int, limit: int, sources: Sequence[str] | None = None
+) -> list[SourceRecord]:
+    """Records in `seq` order after `after_id` (for re-indexing and coverage scans)."""
+    stmt = select(SourceRecord).where(SourceRecord.id > after_id)
+    if sources is not None:
+        stmt = stmt.where(SourceRecord.source.in_(list(sources)))
+    return list((await session.scalars(stmt.order_by(SourceRecord.id).limit(limit))).all())
+
+
+async def records_between(
+    session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+) -> list[SourceRecord]:
+    """Records whose seq lies in any of the inclusive `ranges` (gaps that filled in later)."""
+    if not ranges:
+        return []
+    stmt = (
+        select(SourceRecord)
+        .where(or_(*(SourceRecord.id.between(a, b) for a, b in ranges)))
+        .order_by(SourceRecord.id)
+        .limit(limit)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def max_seq(session: AsyncSession) -> int:
+    return int(await session.scalar(select(func.max(SourceRecord.id))) or 0)
+
+
+async def get_record(session: AsyncSession, source: str, external_id: str) -> SourceRecord | None:
+    return await session.scalar(
+        select(SourceRecord).where(
+            SourceRecord.source == source, SourceRecord.external_id == external_id
+        )
+    )
+
+
+async def count_records(session: AsyncSession, source: str | None = None) -> int:
+    stmt = select(func.count(SourceRecord.id))
+    if source is not None:
+        stmt = stmt.where(SourceRecord.source == source)
+    return int(await session.scalar(stmt) or 0)
+
+
+async def counts_by_source(session: AsyncSession) -> dict[str, int]:
+    rows = await session.execute(
+        select(SourceRecord.source, func.count(SourceRecord.id)).group_by(SourceRecord.source)
+    )
+    return {str(s): int(n) for s, n in rows.all()}
+
+
+# ---- sources ------------------------------------------------------------------------------
+
+
+async def ensure(
+    session: AsyncSession,
+    *,
+    name: str,
+    kind: str,
+    scope: str | None,
+    title: str | None,
+    now: datetime,
+    observed_cursor: dict[str, Any] | None = None,
+) -> None:
+    """Create the source row, or refresh what observation tells about it (title, scope,
+    observed cursor); the synced cursor and the error columns are left alone."""
+    stmt = insert_for(session, Source).values(
+        name=name,
+        kind=kind,
+        scope=scope,
+        title=title,
+        observed_cursor=observed_cursor,
+        record_count=0,
+        created_at=now,
+        updated_at=now,
+    )
+    changes: dict[str, Any] = {"updated_at": now}
+    if title is not None:
+        changes["title"] = title
+    if scope is not None:
+        changes["scope"] = scope
+    if observed_cursor is not None:
+        changes["observed_cursor"] = observed_cursor
+    await session.execute(stmt.on_conflict_do_update(index_elements=["name"], set_=changes))
+
+
+async def get(session: AsyncSession, name: str) -> Source | None:
+    return await session.scalar(select(Source).where(Source.name == name))
+
+
+async def by_id(session: AsyncSession, source_id: int) -> Source | None:
+    return await session.get(Source, source_id)
+
+
+async def all_sources(session: AsyncSession, kind: str | None = None) -> list[Source]:
+    stmt = select(Source)
+    if kind is not None:
+        stmt = stmt.where(Source.kind == kind)
+    return list((await session.scalars(stmt.order_by(Source.kind, Source.name))).all())
+
+
+async def titles(session: AsyncSession, names: Sequence[str]) -> dict[str, str | None]:
+    rows = await session.execute(select(Source.name, Source.title).where(Source.name.in_(names)))
+    return {str(n): t for n, t in rows.all()}
+
+
+async def request_sync(
+    session: AsyncSession,
+    names: Sequence[str],
+    now: datetime,
+    request: dict[str, Any] | None = None,
+) -> int:
+    """Ask for a sync of these sources (the sync workers pick it up); how many exist."""
+    if not names:
+        return 0
+    result = await session.execute(
+        update(Source)
+        .where(Source.name.in_(list(names)))
+        .values(wanted_at=now, request=request, updated_at=now)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _wanted(now: datetime) -> list[Any]:
+    return [Source.wanted_at.is_not(None), Source.wanted_at <= now]
+
+
+async def has_wanted(session: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(session, Source, where=_wanted(now), now=now)
+
+
+async def claim_wanted(
+    session: AsyncSession, *, owner: str, now: datetime, lease: timedelta
+) -> Source | None:
+    """The longest-waiting requested source whose lease is free, now leased to `owner`."""
+    rows = await claim_rows(
+        session,
+        Source,
+        where=_wanted(now),
+        order_by=[Source.wanted_at, Source.id],
+        limit=1,
+        owner=owner,
+        lease=lease,
+        now=now,
+    )
+    return rows[0] if rows else None
+
+
+async def claim_named(
+    session: AsyncSession, name: str, *, owner: str, now: datetime, lease: timedelta
+) -> Source | None:
+    """This source, leased to `owner`; None when it does not exist or someone else holds it."""
+    rows = await claim_rows(
+        session,
+        Source,
+        where=[Source.name == name],
+        order_by=[Source.id],
+        limit=1,
+        owner=owner,
+        lease=lease,
+        now=now,
+    )
+    return rows[0] if rows else None
+
+
+async def holder(session: AsyncSession, name: str, now: datetime) -> str | None:
+    """Who holds this source's lease now (None when free)."""
+    row = await session.scalar(
+        select(Source.lease_owner).where(Source.name == name, ~lease_is_free(Source, now))
+    )
+    return str(row) if row else None
+
+
+async def renew(
+    session: AsyncSession, source_id: int, owner: str, *, now: datetime, lease: timedelta
+) -> bool:
+    result = await session.execute(
+        update(Source)
+        .where(Source.id == source_id, Source.lease_owner == owner)
+        .values(lease_expires_at=now + lease)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def advance(
+    session: AsyncSession,
+    source_id: int,
+    owner: str,
+    *,
+    synced_cursor: dict[str, Any] | None,
+    added: int,
+    now: datetime,
+    lease: timedelta,
+) -> bool:
+    """Move the synced cursor (in the transaction that stored the records it covers; None
+    leaves it) and renew the lease; False when `owner` no longer holds the lease (then roll
+    back)."""
+    values: dict[str, Any] = {
+        "record_count": Source.record_count + added,
+        "lease_expires_at": now + lease,
+        "updated_at": now,
+    }
+    if synced_cursor is not None:
+        values["synced_cursor"] = synced_cursor
+    result = await session.execute(
+        update(Source).where(Source.id == source_id, Source.lease_owner == owner).values(**values)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def finish(
+    session: AsyncSession,
+    source_id: int,
+    owner: str,
+    *,
+    now: datetime,
+    error: str | None,
+    wanted_at: datetime | None,
+    done: bool = True,
+    observed_cursor: dict[str, Any] | None = None,
+) -> bool:
+    """End a run: record success or the error, give the lease back, and clear the request it
+    served (unless it was requested again meanwhile). `done` False: stopped early (shutdown),
+    neither a success nor an error, and the request stays open so the sync resumes."""
+    values: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None, "updated_at": now}
+    if error is None and done:
+        values.update(last_success_at=now, last_error=None)
+        values["record_count"] = (
+            select(func.count(SourceRecord.id))
+            .where(SourceRecord.source == Source.name)
+            .scalar_subquery()
+        )
+    elif error is not None:
+        values.update(last_error=error[:ERROR_MAX_CHARS], last_error_at=now)
+    if observed_cursor is not None:
+        values["observed_cursor"] = observed_cursor
+    result = await session.execute(
+        update(Source).where(Source.id == source_id, Source.lease_owner == owner).values(**values)
+    )
+    if not result.rowcount:  # type: ignore[attr-defined]
+        return False
+    if done and wanted_at is not None:
+        await session.execute(
+            update(Source)
+            .where(Source.id == source_id, Source.wanted_at == wanted_at)
+            .values(wanted_at=None, request=None)
+        )
+    return True
+
+
+async def record_error(
+    session: AsyncSession, names: Sequence[str], error: str, now: datetime
+) -> None:
+    """Show an error on sources nobody is syncing right now (e.g. every mailbox when the
+    login fails): their status must not read as "no changes"."""
+    if not names:
+        return
+    await session.execute(
+        update(Source)
+        .where(Source.name.in_(list(names)))
+        .values(last_error=error[:ERROR_MAX_CHARS], last_error_at=now, updated_at=now)
+    )
+
+
+async def set_progress(
+    session: AsyncSession,
+    name: str,
+    *,
+    synced_cursor: dict[str, Any] | None,
+    now: datetime,
+    error: str | None = None,
+) -> None:
+    """For a consumer of records kept as a source row (the search indexer): where it stands,
+    and its last success or error."""
+    values: dict[str, Any] = {"updated_at": now}
+    if synced_cursor is not None:
+        values["synced_cursor"] = synced_cursor
+    if error is None:
+        values.update(last_success_at=now, last_error=None)
+    else:
+        values.update(last_error=error[:ERROR_MAX_CHARS], last_error_at=now)
+    await session.execute(update(Source).where(Source.name == name).values(**values))
+
+
+async def release(session: AsyncSession, owner: str) -> int:
+    result = await session.execute(
+        update(Source)
+        .where(Source.lease_owner == owner)
+        .values(lease_owner=None, lease_expires_at=None)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
