@@ -275,7 +275,8 @@ async def phase_sync(db: Database, fake: FakeProcess, index: str, data_dir: Path
     from bot.channels.feishu.api import FeishuApi
     from bot.sources.adapters import render_feishu
     from bot.sources.usage import BatchedUsageCounter
-    from sources.feishu import FeishuHistory, Pacer
+    from sources.feishu import FeishuHistory
+    from sources.feishu_transport import Pacer
 
     usage = BatchedUsageCounter(db, "feishu", UTC)
     api = FeishuApi(app_id=fake.app_id, app_secret=fake.app_secret, domain=fake.url, usage=usage)

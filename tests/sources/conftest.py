@@ -15,7 +15,8 @@ from bot.channels.api_usage import ApiUsageCounter
 from bot.channels.feishu.api import FeishuApi
 from bot.sources.adapters import render_feishu
 from bot.sources.usage import BatchedUsageCounter
-from sources.feishu import FeishuHistory, Pacer
+from sources.feishu import FeishuHistory
+from sources.feishu_transport import Pacer
 from storage.db import Database
 from tests.fakes import FeishuFake
 from tests.feishu_world import fake, make_world  # noqa: F401  (fixtures)

@@ -17,7 +17,8 @@ from bot.sources.adapters import render_feishu
 from bot.sources.index import SourceIndexer
 from bot.sources.status import load_status
 from sources.base import NoProgress
-from sources.feishu import FeishuHistory, Pacer
+from sources.feishu import FeishuHistory
+from sources.feishu_transport import Pacer
 from sources.runner import SyncRunner
 from storage.db import Database
 from storage.models import ApiUsage, Source, SourceRecord
