@@ -62,6 +62,7 @@ import aiohttp
 from aiohttp import web
 from sqlalchemy import Column, MetaData, Table, func, insert, select
 
+from bot.cli.serve import until_stop_signal
 from storage.db import Database, create_database
 from storage.models import BigId
 from storage.types import JSONType, UTCDateTime, utcnow
@@ -164,11 +165,7 @@ async def serve(kind: str, config: dict[str, Any]) -> None:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     print(f"READY {runner.addresses[0][1]}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_stop_signal()
     await runner.cleanup()
 
 

@@ -56,6 +56,7 @@ ROOT = SELF.parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bot.cli.serve import until_stop_signal  # noqa: E402
 from sources.base import Page, SyncRequest, UnitState  # noqa: E402
 from sources.runner import SyncRunner  # noqa: E402
 from storage.db import Database, create_database  # noqa: E402
@@ -141,11 +142,7 @@ async def serve_fake(config: dict[str, Any]) -> None:
     await fake.start()
     app_id, app_secret = fake.new_app()
     print(f"READY {fake.url} {app_id} {app_secret} {len(fake.messages)}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_stop_signal()
     await fake.close()
 
 

@@ -14,6 +14,15 @@ from bot.runtime import create_app
 log = logging.getLogger(__name__)
 
 
+async def until_stop_signal() -> None:
+    """Return when SIGTERM or SIGINT arrives (the process then shuts down in order)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
 async def serve(settings: Settings, role: Role) -> None:
     app = create_app(settings, role)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
@@ -22,10 +31,6 @@ async def serve(settings: Settings, role: Role) -> None:
     await site.start()
     print(f"maka serving on http://{settings.http_host}:{settings.http_port} (role {role})")
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_stop_signal()
     log.info("signal received: draining (grace %.0fs)", settings.shutdown_grace)
     await runner.cleanup()  # stops accepting, then the Host drains and releases claims
