@@ -159,6 +159,20 @@ class FeishuEventSender:
     ) -> tuple[bytes, dict[str, str]]:
         """Raw body bytes and headers, as Feishu would POST them."""
         plain = json.dumps(body, ensure_ascii=False).encode()
+        return self.encode_plaintext(
+            plain, timestamp=timestamp, nonce=nonce, forge_signature=forge_signature
+        )
+
+    def encode_plaintext(
+        self,
+        plain: bytes,
+        *,
+        timestamp: int | None = None,
+        nonce: str | None = None,
+        forge_signature: bool = False,
+    ) -> tuple[bytes, dict[str, str]]:
+        """Like `encode`, for a body given as bytes (which need not be JSON at all): encrypted
+        and signed when there is an encrypt key, as is otherwise."""
         raw = plain
         if self.encrypt_key:
             encrypted = encrypt_event(plain, self.encrypt_key)
@@ -180,7 +194,15 @@ class FeishuEventSender:
     async def post(
         self, body: JSONDict, *, session: aiohttp.ClientSession | None = None, **encode_kwargs: Any
     ) -> tuple[int, str]:
-        raw, headers = self.encode(body, **encode_kwargs)
+        return await self.post_plaintext(
+            json.dumps(body, ensure_ascii=False).encode(), session=session, **encode_kwargs
+        )
+
+    async def post_plaintext(
+        self, plain: bytes, *, session: aiohttp.ClientSession | None = None, **encode_kwargs: Any
+    ) -> tuple[int, str]:
+        """POST `plain` as the event body (encrypted and signed when there is a key)."""
+        raw, headers = self.encode_plaintext(plain, **encode_kwargs)
         if session is not None:
             async with session.post(self.webhook_url, data=raw, headers=headers) as resp:
                 return resp.status, await resp.text()

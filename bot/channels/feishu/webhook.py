@@ -2,27 +2,29 @@
 
 Status codes are chosen for Feishu's retry behaviour: 200 for anything stored or deliberately
 ignored (an unknown event type is logged, never 500, or Feishu retries it for hours); 401 for
-forged, replayed or unauthenticated requests; 400 for bodies that are not events; 503 when
-we cannot store right now, so Feishu delivers again later and nothing is lost.
+forged, replayed or unauthenticated requests; 400 for bodies that are not usable events
+(including anything that fails unexpectedly while reading them); 503 when we cannot store
+right now, so Feishu delivers again later and nothing is lost. Every refusal is one log line,
+and every answer, whatever it is, is counted.
 """
 
 from __future__ import annotations
 
 import logging
+import reprlib
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import Counter
-from sqlalchemy.exc import SQLAlchemyError
 
 from bot.channels.feishu.envelope import EnvelopeOpener, Malformed, Unauthorized
-from bot.channels.feishu.normalize import NotAMessage, normalize
+from bot.channels.feishu.normalize import MESSAGE_EVENT, NotAMessage, normalize
 from bot.channels.ingest import Ingest
 
 log = logging.getLogger(__name__)
 
-MESSAGE_EVENT = "im.message.receive_v1"
 WEBHOOK = Counter("maka_feishu_webhook_requests_total", "Webhook requests by answer", ["status"])
+MAX_REASON = 200  # characters of an exception's text in a log line or an answer
 
 BotOpenId = Callable[[], Awaitable[str | None]]
 
@@ -34,24 +36,34 @@ class FeishuWebhook:
         self.bot_open_id = bot_open_id
 
     async def handle(self, request: web.Request) -> web.Response:
-        response = await self._handle(request)
+        try:
+            response = await self._handle(request)
+        except Exception as exc:  # a bug of ours, not the request's: answered and counted
+            log.exception("webhook request from %s failed: %s", request.remote, reason(exc))
+            response = web.json_response({"msg": "internal error"}, status=500)
         WEBHOOK.labels(str(response.status)).inc()
         return response
 
     async def _handle(self, request: web.Request) -> web.Response:
-        raw = await request.read()
+        try:
+            raw = await request.read()
+        except web.HTTPException as exc:  # e.g. 413: larger than the server takes
+            log.warning("refused webhook request from %s: %s", request.remote, exc.reason)
+            return web.json_response({"msg": exc.reason}, status=exc.status)
+        except Exception as exc:  # the client went away mid-body, or sent a broken one
+            return _bad_request(request, "unreadable body", exc)
         try:
             envelope = self.opener.open(raw, request.headers)
         except Unauthorized as exc:
             log.warning("refused webhook request from %s: %s", request.remote, exc)
             return web.json_response({"msg": "unauthorized"}, status=401)
-        except Malformed as exc:
-            return web.json_response({"msg": f"bad request: {exc}"}, status=400)
+        except Exception as exc:  # Malformed, or anything else a body made us trip over
+            return _bad_request(request, "bad request", exc)
 
         if envelope.is_url_verification:
             return web.json_response({"challenge": envelope.body.get("challenge", "")})
         if envelope.event_type != MESSAGE_EVENT:
-            log.info("ignored Feishu event type %r", envelope.event_type)
+            log.info("ignored Feishu event type %s", reprlib.repr(envelope.event_type))
             return web.json_response({"msg": "ignored"})
 
         bot_open_id = await self.bot_open_id()
@@ -59,11 +71,23 @@ class FeishuWebhook:
             return web.json_response({"msg": "not ready"}, status=503)
         try:
             message = normalize(envelope.body, bot_open_id=bot_open_id)
-        except (NotAMessage, ValueError, TypeError) as exc:
-            return web.json_response({"msg": f"bad event: {exc}"}, status=400)
+        except Exception as exc:  # NotAMessage, or anything else the event made us trip over
+            return _bad_request(request, "bad event", exc)
         try:
             result = await self.ingest.accept(message)
-        except (SQLAlchemyError, OSError) as exc:
-            log.error("could not store message %s: %s", message.message_id, exc)
+        except Exception as exc:  # the database, or a bug: Feishu delivers it again later
+            log.error("could not store message %s: %s", message.message_id, reason(exc))
             return web.json_response({"msg": "try again"}, status=503)
         return web.json_response({"msg": "success", "outcome": result.outcome.value})
+
+
+def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Response:
+    log.warning("refused webhook request from %s, %s: %s", request.remote, what, reason(exc))
+    return web.json_response({"msg": f"{what}: {reason(exc)}"}, status=400)
+
+
+def reason(exc: BaseException) -> str:
+    """An exception in one short line: its own text for ours, with its type for the rest."""
+    text = str(exc) if isinstance(exc, Malformed | NotAMessage) else f"{type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"

@@ -1,10 +1,12 @@
 """The long connection (`MAKA_FEISHU_MODE=ws`): lark-oapi's `ws.Client` in its own thread.
 
 The SDK's client blocks, keeps its event loop in a module global and cannot start inside a
-running loop, so it gets a thread and a loop of its own. Each event is handed to the same
-ingest as the webhook, on the application's loop, and the SDK acks the frame only after
-ingest returns, i.e. after the message is committed. A failure to store answers the frame
-with an error, so Feishu delivers the event again.
+running loop, so it gets a thread and a loop of its own. Each event is read the way the
+webhook reads it (the same JSON limits, the same `normalize`) and handed to the same ingest,
+on the application's loop; the SDK acks the frame only after ingest returns, i.e. after the
+message is committed. A failure to store answers the frame with an error, so Feishu delivers
+the event again; a bad event is logged in one line and acked, since sending it again would
+not make it any better.
 
 The SDK can die silently (a fatal error while reconnecting leaves `start()` blocked with no
 connection), so a watchdog on the application loop restarts the client when it has been
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import reprlib
 import threading
 import time
 from collections.abc import Callable
@@ -28,10 +30,10 @@ from typing import Any
 
 import lark_oapi as lark
 import lark_oapi.ws.client as lark_ws_client
-from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
-from lark_oapi.core.exception import EventException
 
-from bot.channels.feishu.normalize import event_body, normalize
+from bot.channels.feishu.envelope import Envelope, parse_json_object
+from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
+from bot.channels.feishu.webhook import reason
 from bot.channels.ingest import Ingest
 
 log = logging.getLogger(__name__)
@@ -42,21 +44,28 @@ WATCHDOG_INTERVAL = 5.0
 RESTART_AFTER = 60.0  # seconds without a connection before the client is rebuilt
 
 
-class UnknownEventsAcked:
-    """The SDK dispatcher raises for event types without a handler, which the connection
-    answers with an error and Feishu redelivers; unknown types are acked and logged here."""
+class EventReader:
+    """What ws.Client calls with each event frame's payload, in place of the SDK's dispatcher
+    (which answers unknown event types and its own parsing errors with an error, so Feishu
+    delivers them again and again). Message events go to `on_message`; anything else is
+    logged and acked. Only what `on_message` raises (a failure to store) reaches the SDK."""
 
-    def __init__(self, dispatcher: lark.EventDispatcherHandler) -> None:
-        self._dispatcher = dispatcher
+    def __init__(self, on_message: Callable[[dict[str, Any]], None]) -> None:
+        self._on_message = on_message
 
     def _do_without_validation(self, payload: bytes) -> Any:  # the name ws.Client calls
         try:
-            return self._dispatcher._do_without_validation(payload)
-        except EventException as exc:
-            if "processor not found" not in str(exc):
-                raise
-            log.info("ignored Feishu event type %r (long connection)", _event_type(payload))
+            envelope = Envelope(parse_json_object(payload))
+        except Exception as exc:  # Malformed, or anything else the payload made us trip over
+            log.warning("refused Feishu event (long connection): %s", reason(exc))
             return None
+        if envelope.event_type != MESSAGE_EVENT:
+            log.info(
+                "ignored Feishu event type %s (long connection)", reprlib.repr(envelope.event_type)
+            )
+            return None
+        self._on_message(envelope.body)
+        return None
 
 
 class _ClientThread:
@@ -134,15 +143,10 @@ class FeishuLongConnection:
         self._watchdog = asyncio.create_task(self._watch(), name="feishu-ws-watchdog")
 
     def _spawn(self) -> _ClientThread:
-        dispatcher = (
-            lark.EventDispatcherHandler.builder("", "")
-            .register_p2_im_message_receive_v1(self._on_message)
-            .build()
-        )
         client = lark.ws.Client(
             self.app_id,
             self.app_secret,
-            event_handler=UnknownEventsAcked(dispatcher),
+            event_handler=EventReader(self._on_message),
             domain=self.domain,
             log_level=lark.LogLevel.WARNING,
         )
@@ -173,13 +177,17 @@ class FeishuLongConnection:
         self._down_since = None
         self._current = self._spawn()
 
-    def _on_message(self, event: P2ImMessageReceiveV1) -> None:
+    def _on_message(self, body: dict[str, Any]) -> None:
         """Runs on the connection's thread; blocks it until the message is committed."""
         assert self._app_loop is not None
         bot_open_id = self.bot_open_id()
         if bot_open_id is None:
             raise RuntimeError("bot open_id unknown yet: not acking, Feishu will redeliver")
-        message = normalize(event_body(event), bot_open_id=bot_open_id)
+        try:
+            message = normalize(body, bot_open_id=bot_open_id)
+        except Exception as exc:  # NotAMessage, or anything else the event made us trip over
+            log.warning("refused Feishu event (long connection): %s", reason(exc))
+            return
         future = asyncio.run_coroutine_threadsafe(self.ingest.accept(message), self._app_loop)
         future.result(timeout=INGEST_TIMEOUT)
 
@@ -190,11 +198,3 @@ class FeishuLongConnection:
                 await self._watchdog
         if self._current is not None:
             await self._current.stop()
-
-
-def _event_type(payload: bytes) -> str | None:
-    try:
-        body = json.loads(payload)
-        return str(body.get("header", {}).get("event_type") or body.get("event", {}).get("type"))
-    except (ValueError, AttributeError):
-        return None
