@@ -1,18 +1,23 @@
 """Settings: every knob is a `MAKA_*` environment variable (operators and the Helm chart use
-these names). A wrong value stops start-up with one line naming the variable."""
+these names). A wrong value stops start-up with one line naming the variable.
+
+Secret settings are `SecretStr` (printed as `**********`); `reveal()` hands the raw value to the
+one call that needs it. The database URL may hold a password: it is shown masked, if at all."""
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
-from storage.urls import DatabaseUrlError, normalize_database_url
+from storage.urls import DatabaseUrlError, masked_database_url, normalize_database_url
 
 
 class ConfigError(Exception):
@@ -62,7 +67,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MAKA_", extra="ignore", frozen=True)
 
     data_dir: Path = Path("./.maka")
-    database_url: str | None = None
+    database_url: str | None = Field(default=None, repr=False)  # may hold a password
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)
@@ -71,17 +76,17 @@ class Settings(BaseSettings):
     index_tool_output: bool = False  # also index raw tool output of Sessions
     workhub_evidence: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE
     meili_url: str | None = None
-    meili_key: str | None = None
+    meili_key: SecretStr | None = None
 
     model_base_url: str | None = None
-    model_api_key: str | None = None
+    model_api_key: SecretStr | None = None
     model_name: str | None = None
     model_timeout: float = Field(default=60.0, gt=0)
 
     feishu_app_id: str | None = None
-    feishu_app_secret: str | None = None
-    feishu_encrypt_key: str | None = None
-    feishu_verification_token: str | None = None
+    feishu_app_secret: SecretStr | None = None
+    feishu_encrypt_key: SecretStr | None = None
+    feishu_verification_token: SecretStr | None = None
     feishu_mode: FeishuMode = FeishuMode.WEBHOOK
     feishu_domain: str = "https://open.feishu.cn"
     feishu_max_event_age: int = Field(default=1800, gt=0, description="seconds")
@@ -101,6 +106,7 @@ class Settings(BaseSettings):
     # The console page at /console speaks as the owner: on by default only when no Feishu app
     # is configured (development); set MAKA_CONSOLE=true to force it on.
     console: bool | None = None
+    console_token: SecretStr | None = None  # the console's login (needed off loopback)
 
     owner: str | None = None
     open_dms: bool = False  # let anyone in the tenant use the assistant in a DM
@@ -191,6 +197,16 @@ class Settings(BaseSettings):
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
 
+    def secret_values(self) -> list[str]:
+        """Every secret value set (and the database password): text from elsewhere (an
+        error a server sent) is scrubbed of them before it is shown."""
+        values = [
+            reveal(getattr(self, name)) for name in type(self).model_fields if _is_secret(name)
+        ]
+        if self.database_url:
+            values.append(make_url(self.database_url).password)
+        return [v for v in values if v]
+
     def check_consistency(self) -> list[str]:
         """Problems that involve more than one variable."""
         problems: list[str] = []
@@ -204,10 +220,42 @@ class Settings(BaseSettings):
             problems.append(
                 "MAKA_EMAIL_USER: MAKA_EMAIL_HOST needs MAKA_EMAIL_USER and MAKA_EMAIL_PASSWORD"
             )
+        if (
+            self.feishu_app_id
+            and self.feishu_mode is FeishuMode.WEBHOOK
+            and not (self.feishu_encrypt_key or self.feishu_verification_token)
+        ):  # else anyone who can reach /feishu/events could speak as the owner
+            problems.append(
+                "MAKA_FEISHU_VERIFICATION_TOKEN: webhook mode needs MAKA_FEISHU_VERIFICATION_TOKEN"
+                " (every Feishu app has one: Developer Console → Events and Callbacks)"
+                " or MAKA_FEISHU_ENCRYPT_KEY"
+            )
+        if self.console_enabled and not is_loopback(self.http_host) and not self.console_token:
+            # the console speaks as the owner: off loopback it must ask who is there
+            problems.append(
+                f"MAKA_CONSOLE_TOKEN: the console (/console) on MAKA_HTTP_HOST={self.http_host}"
+                " needs MAKA_CONSOLE_TOKEN (or set MAKA_CONSOLE=false)"
+            )
         model_parts = [self.model_base_url, self.model_name]
         if any(model_parts) and not all(model_parts):
             problems.append("MAKA_MODEL_NAME: MAKA_MODEL_BASE_URL and MAKA_MODEL_NAME go together")
         return problems
+
+
+def is_loopback(host: str) -> bool:
+    """A listen or Host name that only this machine reaches."""
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def reveal(secret: SecretStr | None) -> str | None:
+    """The raw value of a secret setting, for the call that needs it; None when unset or empty."""
+    return (secret.get_secret_value() or None) if secret is not None else None
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -226,7 +274,16 @@ def _describe(err: Any) -> str:
     field = str(err["loc"][0]) if err.get("loc") else "settings"
     message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
     value = err.get("input")
+    if _is_secret(field):
+        value = None
+    elif field == "database_url" and isinstance(value, str):
+        value = masked_database_url(value)  # None (not shown) when it cannot be parsed
     shown = f" (got {value!r})" if isinstance(value, str | int | float) else ""
     if isinstance(value, str) and value and value in message:
         shown = ""
     return f"MAKA_{field.upper()}: {message}{shown}"
+
+
+def _is_secret(field: str) -> bool:
+    info = Settings.model_fields.get(field)
+    return info is not None and SecretStr in get_args(info.annotation)

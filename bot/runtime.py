@@ -16,7 +16,7 @@ from typing import Protocol
 from aiohttp import web
 
 from bot.channels.ingest import Ingest
-from bot.config import Role, Settings
+from bot.config import Role, Settings, reveal
 from bot.host.notify import create_notifier
 from bot.host.timers import Timers, TimerWorker
 from bot.host.workers import Host
@@ -29,7 +29,7 @@ from bot.services import Services
 from bot.web.health import ReadinessCheck, add_health_routes
 from bot.workhub.service import WorkHub
 from bot.workhub.summaries import SummaryWorker
-from storage.db import Database, create_database
+from storage.db import Database, DatabaseNotReady, create_database
 from storage.migrate import current_revision, head_revision, migrate
 from storage.search.tokenizer import warm_up
 
@@ -39,7 +39,7 @@ SERVICES = web.AppKey("services", Services)
 COMPONENTS = web.AppKey("components", list["Component"])
 
 
-class SchemaOutOfDate(RuntimeError):
+class SchemaOutOfDate(DatabaseNotReady):
     pass
 
 
@@ -103,6 +103,7 @@ def create_app(
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:
         db = create_database(settings.resolved_database_url)
         try:
+            await db.reach()  # a start-up failure is one line, DatabaseNotReady
             await prepare_schema(db)
             notifier = create_notifier(db)
             await notifier.start()
@@ -113,7 +114,7 @@ def create_app(
                 if model_provider is not None
                 else build_model_client(
                     settings.model_base_url,
-                    settings.model_api_key,
+                    reveal(settings.model_api_key),
                     settings.model_name,
                     recorder,
                     timeout=settings.model_timeout,

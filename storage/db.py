@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -25,10 +26,15 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
-from storage.urls import is_sqlite
+from storage.urls import is_sqlite, masked_database_url
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 _WRITE_OPTION = "maka_write"
+
+
+class DatabaseNotReady(RuntimeError):
+    """This process cannot use the database (unreachable, refused, schema out of date). The
+    message is one line fit to print: its URL, if any, has the password masked."""
 
 
 @dataclass
@@ -64,6 +70,16 @@ class Database:
         async with self.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
+    async def reach(self) -> None:
+        """Connect once, at start-up: raise DatabaseNotReady (one line) when that fails."""
+        try:
+            await self.ping()
+        except Exception as exc:
+            raise DatabaseNotReady(
+                f"cannot reach the database {masked_database_url(self.url)}: "
+                f"{describe_error(exc, self.url)}"
+            ) from exc
+
     async def dispose(self) -> None:
         await self.engine.dispose()
 
@@ -76,6 +92,19 @@ async def _commit_or_rollback(session: AsyncSession) -> AsyncIterator[None]:
         await session.rollback()
         raise
     await session.commit()
+
+
+def describe_error(exc: BaseException, url: str | None = None) -> str:
+    """`Type: first line` of a driver error, without SQLAlchemy's wrapping, at most 300
+    characters, and never the password of `url` (a well-formed URL)."""
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        exc = exc.orig.__cause__ or exc.orig  # asyncpg's own error behind the adapter's
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    password = make_url(url).password if url else None
+    if password:
+        text = text.replace(str(password), "***")
+    return text[:300]
 
 
 def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> Database:
@@ -96,7 +125,8 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
 def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
     path = make_url(url).database
     if path and path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with suppress(OSError):  # then connecting fails, and says why
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
     engine = create_async_engine(
         url,
         connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},

@@ -1,4 +1,6 @@
-"""Database URLs as operators write them, turned into the async drivers we run on."""
+"""Database URLs as operators write them, turned into the async drivers we run on.
+
+A URL may hold a password: messages show it through `masked_database_url`, never as given."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from sqlalchemy.exc import ArgumentError
 
 
 class DatabaseUrlError(ValueError):
-    pass
+    """The message never contains the URL (it may hold a password)."""
 
 
 _ASYNC_DRIVERS = {
@@ -23,9 +25,10 @@ def normalize_database_url(raw: str) -> str:
     """Accept postgres://, postgresql://, sqlite:///path (and their async forms)."""
     try:
         url = make_url(raw.strip())
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is no number
         raise DatabaseUrlError(
-            f"not a database URL: {raw!r}; expected postgresql://user@host:5432/db "
+            "not a database URL (or its port is no number); "
+            "expected postgresql://user:password@host:5432/db "
             "or sqlite:///path/to/file.db"
         ) from None
     driver = _ASYNC_DRIVERS.get(url.drivername)
@@ -36,6 +39,18 @@ def normalize_database_url(raw: str) -> str:
     if driver.startswith("sqlite") and not url.database:
         raise DatabaseUrlError("sqlite URL needs a file path, e.g. sqlite:///./.maka/maka.db")
     return url.set(drivername=driver).render_as_string(hide_password=False)
+
+
+def masked_database_url(raw: str | URL) -> str | None:
+    """`raw` fit to print: the password (also a `password=` query value) as ***, the driver as
+    its plain backend name (postgresql://user:***@host/db); None when it cannot be parsed."""
+    try:
+        url = make_url(raw.strip() if isinstance(raw, str) else raw)
+    except (ArgumentError, ValueError):
+        return None
+    query = {k: ("***" if "password" in k.lower() else v) for k, v in url.query.items()}
+    url = url.set(drivername=url.get_backend_name(), query=query)
+    return url.render_as_string(hide_password=True)
 
 
 def is_sqlite(url: str | URL) -> bool:

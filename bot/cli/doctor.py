@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import aiohttp
-from sqlalchemy.engine import make_url
 
-from bot.config import SearchBackend, Settings
+from bot.config import SearchBackend, Settings, reveal
 from bot.llm.factory import NO_API_KEY
 from bot.llm.openai_compat import OpenAICompatibleProvider
-from storage.db import create_database
+from storage.db import DatabaseNotReady, create_database, describe_error
 from storage.migrate import current_revision, head_revision
+from storage.urls import masked_database_url
 
 CHECK_TIMEOUT = 10.0
 
@@ -29,35 +29,37 @@ class Check:
 
 
 async def check_database(settings: Settings) -> Check:
-    url = make_url(settings.resolved_database_url)
-    where = url.database if url.get_backend_name() == "sqlite" else f"{url.host}:{url.port or 5432}"
-    db = create_database(settings.resolved_database_url)
+    url = settings.resolved_database_url
+    where = masked_database_url(url)
+    db = create_database(url)
     try:
-        await db.ping()
+        await db.reach()
         current, head = await current_revision(db), head_revision()
+    except DatabaseNotReady as exc:
+        return Check("database", False, str(exc))
     except Exception as exc:
-        return Check("database", False, f"cannot use {db.dialect} at {where}: {_brief(exc)}")
+        return Check("database", False, f"cannot use {where}: {describe_error(exc, url)}")
     finally:
         await db.dispose()
     if current == head:
-        return Check("database", True, f"{db.dialect} at {where}, schema {current} (current)")
+        return Check("database", True, f"{where}, schema {current} (current)")
     if db.is_sqlite:
         return Check(
             "database",
             True,
-            f"sqlite at {where}, schema {current or 'empty'}; `maka serve` migrates it to {head}",
+            f"{where}, schema {current or 'empty'}; `maka serve` migrates it to {head}",
         )
     return Check(
         "database",
         False,
-        f"{db.dialect} at {where}, schema {current or 'empty'} "
-        f"but this version needs {head}: run `maka migrate`",
+        f"{where}, schema {current or 'empty'} but this version needs {head}: run `maka migrate`",
     )
 
 
 async def check_search(settings: Settings) -> Check:
     if settings.search_backend is SearchBackend.MEILISEARCH:
-        headers = {"Authorization": f"Bearer {settings.meili_key}"} if settings.meili_key else {}
+        key = reveal(settings.meili_key)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         try:
             async with (
                 aiohttp.ClientSession() as http,
@@ -84,7 +86,7 @@ async def check_feishu(settings: Settings) -> Check:
     if not settings.feishu_configured:
         return Check("feishu", True, "not configured; the console channel at /console is used")
     url = f"{settings.feishu_domain}/open-apis/auth/v3/tenant_access_token/internal"
-    payload = {"app_id": settings.feishu_app_id, "app_secret": settings.feishu_app_secret}
+    payload = {"app_id": settings.feishu_app_id, "app_secret": reveal(settings.feishu_app_secret)}
     try:
         async with aiohttp.ClientSession() as http, http.post(url, json=payload) as resp:
             body = await resp.json(content_type=None)
@@ -108,7 +110,7 @@ async def check_model(settings: Settings) -> Check:
     assert settings.model_base_url and settings.model_name
     provider = OpenAICompatibleProvider(
         settings.model_base_url,
-        settings.model_api_key or NO_API_KEY,
+        reveal(settings.model_api_key) or NO_API_KEY,
         settings.model_name,
         timeout=CHECK_TIMEOUT,
         attempts=1,
@@ -138,7 +140,17 @@ async def run_doctor(settings: Settings) -> list[Check]:
         except TimeoutError:
             return Check(name, False, f"no answer within {CHECK_TIMEOUT:.0f}s")
 
-    return list(await asyncio.gather(*(bounded(c) for c in CHECKS)))
+    checks = await asyncio.gather(*(bounded(c) for c in CHECKS))
+    return [_scrubbed(check, settings.secret_values()) for check in checks]
+
+
+def _scrubbed(check: Check, secrets: list[str]) -> Check:
+    """A server's error text may echo a key we sent: never print one."""
+    detail = check.detail
+    for secret in secrets:
+        if len(secret) >= 4:  # a shorter one would garble the line and hides nothing
+            detail = detail.replace(secret, "***")
+    return replace(check, detail=detail)
 
 
 def _brief(exc: BaseException) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bot.config import Settings
+from bot.config import Settings, reveal
 from bot.llm.client import NullRecorder
 from bot.llm.factory import build_model_client
 from bot.workhub.evaluation import evaluate, load_dataset, table
@@ -26,7 +26,7 @@ async def run_recall_eval(settings: Settings, dataset: Path, router: str, as_jso
     if router == "model":
         client = build_model_client(
             settings.model_base_url,
-            settings.model_api_key,
+            reveal(settings.model_api_key),
             settings.model_name,
             NullRecorder(),
             timeout=settings.model_timeout,

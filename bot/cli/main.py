@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.config import ConfigError, Role, Settings, load_settings
 from bot.sources.cli import add_sync_parser
+from storage.db import DatabaseNotReady
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.lines:
             print(f"FAIL  settings: {line}" if args.command == "doctor" else line, file=sys.stderr)
         return 2
-    return asyncio.run(_run(args, settings))
+    try:
+        return asyncio.run(_run(args, settings))
+    except DatabaseNotReady as exc:  # one line (password masked), not a traceback
+        print(exc, file=sys.stderr)
+        return 1
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -73,6 +78,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
         db = create_database(settings.resolved_database_url)
         try:
+            await db.reach()
             await migrate(db)
             print(f"database schema at {await current_revision(db)}")
         finally:

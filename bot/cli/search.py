@@ -50,6 +50,11 @@ async def run_search(
 
 async def run_rebuild(settings: Settings) -> int:
     db = create_database(settings.resolved_database_url)
+    try:
+        await db.reach()
+    except BaseException:
+        await db.dispose()
+        raise
     search = SearchService(open_index(settings))
     try:
         await search.index.clear()

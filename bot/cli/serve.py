@@ -9,7 +9,7 @@ import signal
 from aiohttp import web
 
 from bot.config import Role, Settings
-from bot.runtime import create_app
+from storage.db import create_database
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,13 @@ async def until_stop_signal() -> None:
 
 
 async def serve(settings: Settings, role: Role) -> None:
+    db = create_database(settings.resolved_database_url)
+    try:  # an unusable database fails in one line (DatabaseNotReady), before the long imports
+        await db.reach()
+    finally:
+        await db.dispose()
+    from bot.runtime import create_app
+
     app = create_app(settings, role)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()  # runs the cleanup context's start-up half

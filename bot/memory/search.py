@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prometheus_client import Counter
 
-from bot.config import SearchBackend, Settings
+from bot.config import SearchBackend, Settings, reveal
 from storage.search import SearchDocument, SearchError, SearchFilters, SearchHit, SearchIndex
 from storage.search.tokenizer import configure_tokenizer
 
@@ -27,7 +27,7 @@ def open_index(settings: Settings) -> SearchIndex:
         from storage.search.meili import MeiliSearchIndex
 
         assert settings.meili_url
-        return MeiliSearchIndex(settings.meili_url, settings.meili_key)
+        return MeiliSearchIndex(settings.meili_url, reveal(settings.meili_key))
     from storage.search.embedded import EmbeddedSearchIndex
 
     return EmbeddedSearchIndex(Path(settings.data_dir) / "search")

@@ -56,7 +56,7 @@ def build_adapters(
         usage = BatchedUsageCounter(db, "feishu", settings.tz)
         api = FeishuApi(
             app_id=settings.feishu_app_id,
-            app_secret=settings.feishu_app_secret,
+            app_secret=settings.feishu_app_secret.get_secret_value(),
             domain=settings.feishu_domain,
             usage=usage,
         )

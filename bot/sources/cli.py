@@ -23,7 +23,7 @@ from bot.config import ConfigError, Settings, load_settings
 from bot.sources.adapters import HOW_TO_CONFIGURE, KINDS, build_adapters
 from bot.sources.status import format_table, load_status
 from sources.runner import RunResult, SyncRunner, parse_since
-from storage.db import Database, create_database
+from storage.db import Database, DatabaseNotReady, create_database
 
 
 def add_sync_parser(sub: Any) -> None:
@@ -57,6 +57,7 @@ async def _open(settings: Settings) -> Database:
 
     db = create_database(settings.resolved_database_url)
     try:
+        await db.reach()
         await prepare_schema(db)
     except BaseException:
         await db.dispose()
@@ -70,8 +71,8 @@ async def run_sync_status(
     out = out or sys.stdout
     try:
         db = await _open(settings)
-    except Exception as exc:
-        print(f"cannot read the database: {exc}", file=sys.stderr)
+    except DatabaseNotReady as exc:  # one line, the URL's password masked
+        print(exc, file=sys.stderr)
         return 1
     try:
         statuses = await load_status(db)
@@ -100,8 +101,8 @@ async def run_sync_now(
     out = out or sys.stdout
     try:
         db = await _open(settings)
-    except Exception as exc:
-        print(f"cannot open the database: {exc}", file=sys.stderr)
+    except DatabaseNotReady as exc:
+        print(exc, file=sys.stderr)
         return 1
     adapters = build_adapters(settings, db, [kind])
     if kind not in adapters:

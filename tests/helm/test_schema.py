@@ -36,9 +36,17 @@ BAD: dict[str, tuple[Obj, str]] = {
         "/database/url",
     ),
     "meilisearch without a url": ({"search": {"backend": "meilisearch"}}, "/search/meiliUrl"),
+    "a webhook-mode app without a verification token or encrypt key": (
+        {"feishu": {"appId": "cli_a", "appSecret": "s"}},
+        "/feishu/verificationToken",
+    ),
     "a secret setting in the configmap": (
         {"settings": {"extra": {"MAKA_MODEL_API_KEY": "sk-123"}}},
         "invalid propertyName 'MAKA_MODEL_API_KEY'",
+    ),
+    "the console token in the configmap": (
+        {"settings": {"extra": {"MAKA_CONSOLE_TOKEN": "console-secret"}}},
+        "invalid propertyName 'MAKA_CONSOLE_TOKEN'",
     ),
     "the database url in the configmap": (
         {"settings": {"extra": {"MAKA_DATABASE_URL": "postgresql://u:p@pg/maka"}}},
@@ -131,6 +139,15 @@ GOOD: dict[str, Obj] = {
     "extra settings": {"settings": {"extra": {"MAKA_CONTEXT_TOKENS": 12000}}},
     "scaled all": {"all": {"replicas": 4}, **EXTERNAL_DB},
     "pdb as a percentage": {"podDisruptionBudget": {"maxUnavailable": "50%"}},
+    "webhook mode with a verification token": {
+        "feishu": {"appId": "cli_a", "appSecret": "s", "verificationToken": "t"}
+    },
+    "webhook mode with an encrypt key": {"feishu": {"appId": "cli_a", "encryptKey": "k"}},
+    "webhook mode, the token in an existing secret": {
+        "feishu": {"appId": "cli_a"},
+        "existingSecret": "creds",
+    },
+    "long connection without a token": {"feishu": {"appId": "cli_a", "mode": "ws"}},
 }
 
 

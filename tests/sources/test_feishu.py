@@ -349,7 +349,7 @@ async def test_maka_sync_feishu_for_one_chat_then_status(
     app_id, app_secret = fake.new_app()
     settings = make_settings(
         tmp_path, database_url, feishu_app_id=app_id, feishu_app_secret=app_secret,
-        feishu_domain=fake.url,
+        feishu_verification_token="t", feishu_domain=fake.url,
     )  # fmt: skip
     out, bar = io.StringIO(), io.StringIO()
     assert await run_sync_now(settings, "feishu", chats=["oc_group"], out=out, progress_to=bar) == 0

@@ -14,7 +14,7 @@ from bot.channels.feishu.envelope import EnvelopeOpener
 from bot.channels.feishu.sender import FeishuSender
 from bot.channels.feishu.webhook import FeishuWebhook
 from bot.channels.feishu.ws import FeishuLongConnection
-from bot.config import FeishuMode, Role, Settings
+from bot.config import FeishuMode, Role, Settings, reveal
 from bot.services import Services
 
 log = logging.getLogger(__name__)
@@ -56,21 +56,21 @@ class FeishuChannel:
         self.usage = ApiUsageCounter(services.db, PLATFORM, s.tz)
         self.api = FeishuApi(
             app_id=s.feishu_app_id,
-            app_secret=s.feishu_app_secret,
+            app_secret=s.feishu_app_secret.get_secret_value(),
             domain=s.feishu_domain,
             usage=self.usage,
         )
         self._bot_info_task = asyncio.create_task(self._learn_bot_open_id(), name="feishu-bot")
         if self.receives:
             self.webhook = FeishuWebhook(
-                EnvelopeOpener(s.feishu_encrypt_key, s.feishu_verification_token),
+                EnvelopeOpener(reveal(s.feishu_encrypt_key), reveal(s.feishu_verification_token)),
                 services.ingest,
                 self.bot_open_id,
             )
             if s.feishu_mode is FeishuMode.WS:
                 self.long_connection = FeishuLongConnection(
                     app_id=s.feishu_app_id,
-                    app_secret=s.feishu_app_secret,
+                    app_secret=s.feishu_app_secret.get_secret_value(),
                     domain=s.feishu_domain,
                     ingest=services.ingest,
                     bot_open_id=lambda: self._bot_open_id,

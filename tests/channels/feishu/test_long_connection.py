@@ -9,6 +9,7 @@ import pytest
 
 import bot.channels.feishu.ws as ws_module
 from bot.channels.feishu.channel import FeishuChannel
+from bot.config import reveal
 from bot.runtime import COMPONENTS
 from tests.fakes.feishu_ws import WS_ENDPOINT_PATH
 from tests.feishu_world import FeishuWorld, WorldFactory
@@ -78,7 +79,7 @@ async def test_a_silently_dead_client_is_restarted_by_the_watchdog(
     async with make_world(feishu_mode="ws") as w:
         await _connected(w)
         settings = w.app.services.settings
-        app_id, secret = settings.feishu_app_id, settings.feishu_app_secret
+        app_id, secret = settings.feishu_app_id, reveal(settings.feishu_app_secret)
         assert app_id and secret
         connection = _channel(w).long_connection
         assert connection is not None
