@@ -353,3 +353,17 @@ class SourceRecord(Base):
     thread_key: Mapped[str | None] = mapped_column(String(200))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SourceShare(Base):
+    """The owner shared a source with a conversation: its records can be found there. Nothing
+    else ever widens what a group or another person's DM may see."""
+
+    __tablename__ = "source_shares"
+
+    source: Mapped[str] = mapped_column(String(200), primary_key=True)  # a sources.name
+    conversation_id: Mapped[int] = mapped_column(
+        ForeignKey("conversations.id"), primary_key=True, index=True
+    )
+    shared_by: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

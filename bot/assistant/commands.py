@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
+from bot.assistant.visibility import Visibility
 from bot.services import Services
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class CommandContext:
     chat_id: str
     chat_type: str
     conversation_id: int
+    visibility: Visibility  # what this chat may see (bot/assistant/visibility.py)
     mentions: list[dict[str, Any]] = field(default_factory=list)
 
     def mentioned_open_id(self, token: str) -> str | None:

@@ -72,14 +72,16 @@ def register_core_commands(registry: CommandRegistry) -> None:
 
 
 async def status_report(ctx: CommandContext) -> str:
+    """The service's health everywhere; queues of what this chat may see; usage (the owner's
+    costs) only where everything may be seen."""
     services = ctx.services
     tz = services.settings.tz
-    start_of_day = datetime.combine(utcnow().astimezone(tz).date(), time(), tz)
+    everything = ctx.visibility.everything
+    within = None if everything else ctx.conversation_id
+    where = "" if everything else " in this chat"
     async with services.db.read() as session:
-        pending_inbox = await inbox.count_pending(session)
-        outbox_states = await outbox.count_by_state(session)
-        usage = await model_calls.usage_since(session, start_of_day)
-    feishu = await ApiUsageCounter(services.db, "feishu", tz).totals()
+        pending_inbox = await inbox.count_pending(session, within)
+        outbox_states = await outbox.count_by_state(session, within)
     states = services.host.status().items()
     pending, failed, uncertain = (
         outbox_states.get(k, 0) for k in ("pending", "failed", "uncertain")
@@ -90,13 +92,22 @@ async def status_report(ctx: CommandContext) -> str:
     )
     model = services.model.model if services.model else "not configured"
     search_problem = await services.search.health()
+    lines = [
+        f"workers: {workers}",
+        f"inbox{where}: {pending_inbox} waiting; outbox{where}: {pending} pending, "
+        f"{failed} failed, {uncertain} uncertain",
+        f"search ({services.settings.search_backend.value}): {search_problem or 'ok'}",
+    ]
+    if not everything:
+        return "\n".join([*lines, f"model: {model}; usage is shown in the owner's DM"])
+    start_of_day = datetime.combine(utcnow().astimezone(tz).date(), time(), tz)
+    async with services.db.read() as session:
+        usage = await model_calls.usage_since(session, start_of_day)
+    feishu = await ApiUsageCounter(services.db, "feishu", tz).totals()
     return "\n".join(
         [
-            f"workers: {workers}",
-            f"inbox: {pending_inbox} waiting; outbox: {pending} pending, {failed} failed, "
-            f"{uncertain} uncertain",
+            *lines,
             f"Feishu API calls: {feishu.today} today, {feishu.this_month} this month",
-            f"search ({services.settings.search_backend.value}): {search_problem or 'ok'}",
             f"model ({model}): {usage.calls} calls today, {usage.input_tokens} tokens in, "
             f"{usage.output_tokens} out, {usage.errors} errors",
         ]

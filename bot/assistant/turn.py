@@ -23,6 +23,7 @@ from bot.assistant.turn_context import (
     TurnContext,
     enqueue_reply,
 )
+from bot.assistant.visibility import visibility_of
 from bot.llm.types import Message, ModelError
 from bot.memory.session_index import conversation_scope
 from bot.services import Services
@@ -74,7 +75,9 @@ class BotTurn:
                     )
         if not batch:
             return TurnOutcome(0)
-        view = ConversationView(conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name)
+        view = ConversationView(
+            conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
+        )
         ctx = TurnContext(services, view, batch, turn_key=f"c{conv.id}-i{batch[0].id}")
 
         direct = {item.id for item in batch if await self._answered_directly(ctx, item)}
@@ -95,6 +98,8 @@ class BotTurn:
         assert role is not None
         sender = str(item.payload.get("sender_id"))
         if self.commands.is_command(text):
+            async with self.services.db.read() as session:
+                visibility = await visibility_of(session, self.services.settings, conv, sender)
             reply = await self.commands.dispatch(
                 CommandContext(
                     self.services,
@@ -104,6 +109,7 @@ class BotTurn:
                     conv.chat_id,
                     conv.chat_type,
                     conv.id,
+                    visibility,
                     list(item.payload.get("mentions") or []),
                 ),
                 text,

@@ -33,6 +33,7 @@ class ConversationView:
     chat_id: str
     chat_type: str
     name: str | None
+    peer_open_id: str | None = None  # in a DM, the person on the other side
 
 
 @dataclass

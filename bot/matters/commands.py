@@ -1,5 +1,5 @@
-"""`/matters list | show N | pause N | resume N | cancel N`, for admins and for the person
-who asked for the Matter."""
+"""`/matters list | show N | pause N | resume N | cancel N`: a chat lists and shows the Matters
+it may see (the visibility rule); admins and the person who asked for one may steer it."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def register_matter_commands(registry: CommandRegistry) -> None:
         if not rest[0].lstrip("#").isdigit():
             raise UsageError(f"{rest[0]!r} is not a task number")
         matter = await _get(ctx, int(rest[0].lstrip("#")))
-        if matter is None:
-            return f"No task #{rest[0].lstrip('#')}."
+        if matter is None or not ctx.visibility.sees_conversation(matter.conversation_id):
+            return f"No task #{rest[0].lstrip('#')}."  # one answer: existence is not shown
         if not (ctx.role.is_admin or matter.requested_by == ctx.sender_id):
             log_refusal(ctx.sender_id, f"/matters {action} {matter.id}", ctx.chat_id)
             return f"{NOT_PERMITTED}: task #{matter.id} is not yours"
@@ -52,7 +52,11 @@ async def _get(ctx: CommandContext, matter_id: int) -> Matter | None:
 
 async def _list(ctx: CommandContext) -> str:
     async with ctx.services.db.read() as s:
-        rows = await matters.listing(s, requested_by=None if ctx.role.is_admin else ctx.sender_id)
+        visibility = ctx.visibility
+        if not visibility.everything and visibility.conversation_id is None:
+            return "No tasks."
+        within = None if visibility.everything else visibility.conversation_id
+        rows = await matters.listing(s, conversation_id=within)
     if not rows:
         return "No tasks."
     return "\n".join(

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from bot.assistant.access import Role
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from storage.search import SearchFilters
 
 MAX_HITS = 5
-
-
-def search_filters_for(ctx: CommandContext) -> SearchFilters | None:
-    """A group sees only itself; an admin's DM only that admin's DM; the owner's DM all."""
-    if ctx.chat_type != "p2p":
-        return SearchFilters(scopes=[f"group:{ctx.chat_id}"])
-    if ctx.role is Role.OWNER:
-        return None
-    return SearchFilters(scopes=[f"dm:{ctx.sender_id}"])
 
 
 def register_memory_commands(registry: CommandRegistry) -> None:
@@ -29,7 +18,8 @@ def register_memory_commands(registry: CommandRegistry) -> None:
         if not args:
             raise UsageError()
         query = " ".join(args)
-        hits = await ctx.services.search.search(query, search_filters_for(ctx), MAX_HITS)
+        filters = ctx.visibility.search_filters()
+        hits = await ctx.services.search.search(query, filters, MAX_HITS)
         if not hits:
             return f"Nothing found for {query!r}."
         tz = ctx.services.settings.tz

@@ -6,10 +6,12 @@ for (MAKA_INDEX_TOOL_OUTPUT), because it is noisy and may quote things the user 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
 
 from sqlalchemy import select
 
 from bot.memory.search import SearchService
+from sources.feishu_records import chat_scope
 from storage.db import Database
 from storage.models import Conversation, Session, SessionEvent
 from storage.search import SearchDocument
@@ -19,12 +21,21 @@ TOOL_KINDS = ("tool_result",)
 BATCH = 500
 
 
-def conversation_scope(conversation: Conversation | None) -> str | None:
+class _Chat(Protocol):
+    @property
+    def chat_id(self) -> str: ...
+    @property
+    def chat_type(self) -> str: ...
+    @property
+    def peer_open_id(self) -> str | None: ...
+
+
+def conversation_scope(conversation: _Chat | None) -> str | None:
+    """The search scope of a conversation's messages and Session logs (`dm:<peer>` or
+    `group:<chat_id>`, as its synced history is scoped)."""
     if conversation is None:
         return None
-    if conversation.chat_type == "p2p":
-        return f"dm:{conversation.peer_open_id or conversation.chat_id}"
-    return f"group:{conversation.chat_id}"
+    return chat_scope(conversation.chat_type, conversation.chat_id, conversation.peer_open_id)
 
 
 def event_document(event: SessionEvent, session: Session, scope: str | None) -> SearchDocument:

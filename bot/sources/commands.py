@@ -1,30 +1,22 @@
 """`/sync status` for everyone (what this chat may see); `/sync feishu [CHAT]` and
-`/sync email` for admins: they ask the sync worker for a sync and answer at once."""
+`/sync email` for admins: they ask the sync worker for a sync and answer at once;
+`/sync share SOURCE` and `/sync unshare SOURCE` for the owner: what else this chat may see."""
 
 from __future__ import annotations
 
-from bot.assistant.access import NOT_PERMITTED, log_refusal
+from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.sources.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, configured_kinds
 from bot.sources.component import SYNC_TOPIC
-from bot.sources.status import SourceStatus, describe, load_status
+from bot.sources.status import describe, load_status
 from sources.feishu_records import source_name
+from storage.repos import source_shares
 from storage.repos import sources as repo
 from storage.types import utcnow
 
-USAGE = "/sync status | feishu [CHAT] | email"
+USAGE = "/sync status | feishu [CHAT] | email | share SOURCE | unshare SOURCE"
 MAX_LINES = 30
-
-
-def visible(ctx: CommandContext, status: SourceStatus) -> bool:
-    """The owner sees every source; an admin, in a direct message, too (it is operations, not
-    content). In a group everyone sees only that group's source; anyone else in a DM only
-    their own DM's."""
-    if ctx.chat_type != "p2p":
-        return status.scope == f"group:{ctx.chat_id}"
-    if ctx.role.is_admin:
-        return True
-    return status.scope == f"dm:{ctx.sender_id}"
+SHARING = ("share", "unshare")
 
 
 def register_sync_commands(registry: CommandRegistry) -> None:
@@ -34,12 +26,14 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         summary="synced chat history and mail: status; admins: sync Feishu or email now",
     )
     async def sync_cmd(ctx: CommandContext, args: list[str]) -> str:
-        if not args or args[0] not in ("status", FEISHU, EMAIL):
+        if not args or args[0] not in ("status", FEISHU, EMAIL, *SHARING):
             raise UsageError()
         if args[0] == "status":
             if len(args) != 1:
                 raise UsageError()
             return await _status(ctx)
+        if args[0] in SHARING:
+            return await _share(ctx, args[0], args[1:])
         if not ctx.role.is_admin:
             log_refusal(ctx.sender_id, f"/sync {' '.join(args)}", f"{ctx.platform}:{ctx.chat_id}")
             return f"{NOT_PERMITTED}: /sync {args[0]} is for admins"
@@ -53,7 +47,7 @@ def register_sync_commands(registry: CommandRegistry) -> None:
 
 
 async def _status(ctx: CommandContext) -> str:
-    statuses = [s for s in await load_status(ctx.services.db) if visible(ctx, s)]
+    statuses = [s for s in await load_status(ctx.services.db) if ctx.visibility.sees_scope(s.scope)]
     if not statuses:
         if ctx.chat_type != "p2p":
             return "This chat's history has not been synced yet."
@@ -86,3 +80,32 @@ async def _request(ctx: CommandContext, kind: str, chats: list[str]) -> str:
             what = f"Feishu history of {', '.join(chats)}"
     await services.notifier.notify(SYNC_TOPIC)
     return f"{what} sync requested. /sync status shows how it goes."
+
+
+async def _share(ctx: CommandContext, action: str, args: list[str]) -> str:
+    """The owner, in the chat to share with, names a source (as /sync status shows it)."""
+    if ctx.role is not Role.OWNER:
+        log_refusal(ctx.sender_id, f"/sync {action} {' '.join(args)}", ctx.chat_id)
+        return f"{NOT_PERMITTED}: only the owner shares sources"
+    if len(args) != 1:
+        raise UsageError(f"/sync {action} takes one source name, e.g. email:INBOX")
+    name = args[0]
+    async with ctx.services.db.write() as session:
+        source = await repo.get(session, name)
+        if source is None or not source.scope:
+            return f"No source {name!r} (in your DM, /sync status lists them)."
+        if action == "share":
+            await source_shares.share(
+                session,
+                source=name,
+                conversation_id=ctx.conversation_id,
+                by=ctx.sender_id,
+                now=utcnow(),
+            )
+            return f"{name} is shared with this chat: what it holds can be found here."
+        removed = await source_shares.unshare(
+            session, source=name, conversation_id=ctx.conversation_id
+        )
+    if not removed:
+        return f"{name} was not shared with this chat."
+    return f"{name} is no longer shared with this chat."

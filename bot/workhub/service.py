@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.assistant.access import Role
+from bot.assistant.visibility import Visibility
 from bot.host.notify import Notifier
 from bot.memory.search import SearchService
 from bot.workhub.candidates import (
@@ -40,9 +41,9 @@ class Refusal(StrEnum):
 @dataclass(frozen=True)
 class Requester:
     conversation_id: int
-    chat_type: str
     open_id: str
     role: Role
+    visibility: Visibility  # which Sessions may be candidates (bot/assistant/visibility.py)
     origin_session_id: int | None = None  # set when a task Session itself routes
 
 
@@ -111,19 +112,18 @@ class WorkHub:
         )
 
     async def _load(self, requester: Requester) -> tuple[list[SessionMeta], dict[str, str]]:
-        """The requester's 32 most recent eligible Sessions (access filter first)."""
-        if requester.chat_type != "p2p":
-            scope: dict[str, Any] = {
-                "conversation_id": requester.conversation_id,
-                "created_by": None,
-            }
-        else:  # the owner's DM sees all of the owner's; anyone else only their own
-            scope = {"conversation_id": None, "created_by": requester.open_id}
+        """The requester's 32 most recent eligible Sessions (the visibility rule first)."""
+        visibility = requester.visibility
+        if not visibility.everything and visibility.conversation_id is None:
+            return [], {}
+        within = None if visibility.everything else visibility.conversation_id
         metas: list[SessionMeta] = []
         async with self.db.read() as s:
             offset = 0
             while len(metas) < MAX_CANDIDATES:
-                rows = await workhub.sessions_by_activity(s, offset=offset, limit=PAGE, **scope)
+                rows = await workhub.sessions_by_activity(
+                    s, conversation_id=within, offset=offset, limit=PAGE
+                )
                 metas += [m for m in map(meta_of, rows) if m.eligible]
                 if len(rows) < PAGE:
                     break

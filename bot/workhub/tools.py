@@ -7,8 +7,9 @@ import json
 from dataclasses import asdict
 
 from bot.agent.tools import ToolError, ToolRegistry
-from bot.assistant.access import Role
+from bot.assistant.access import Role, role_of
 from bot.assistant.turn_context import BatchItem, TurnContext
+from bot.assistant.visibility import participant, visibility_of
 from bot.workhub.candidates import view
 from bot.workhub.service import GateResult, Requester, WorkHub
 
@@ -23,12 +24,24 @@ def _latest_message(ctx: TurnContext) -> BatchItem | None:
     return next((item for item in reversed(ctx.batch) if item.is_message), None)
 
 
-def requester_of(ctx: TurnContext) -> Requester:
+async def requester_of(ctx: TurnContext) -> Requester:
+    """The latest message's sender; with no message in the turn (only notices), the
+    conversation's own participant, never the owner unless this is the owner's DM."""
     latest = _latest_message(ctx)
-    settings = ctx.services.settings
-    open_id = str(latest.payload.get("sender_id")) if latest else (settings.owner or "")
-    role = latest.role if latest and latest.role else Role.OWNER
-    return Requester(ctx.conversation.id, ctx.conversation.chat_type, open_id, role)
+    services, conv = ctx.services, ctx.conversation
+    async with services.db.read() as session:
+        if latest is not None:
+            open_id = str(latest.payload.get("sender_id"))
+            role = latest.role or await role_of(session, services.settings, conv.platform, open_id)
+        else:
+            open_id = participant(conv) or ""
+            role = (
+                await role_of(session, services.settings, conv.platform, open_id)
+                if open_id
+                else Role.USER
+            )
+        visibility = await visibility_of(session, services.settings, conv, open_id or None)
+    return Requester(conv.id, open_id, role, visibility)
 
 
 def _user_words(ctx: TurnContext) -> dict[str, object]:
@@ -55,7 +68,7 @@ async def tasks_candidates(ctx: TurnContext, query: str | None = None) -> str:
     state, last activity, a short summary and (when `query` is given) search evidence.
     Evidence is a weak hint, not proof. Use the returned candidate_set_id and a candidate's
     ref with tasks_delegate or tasks_status."""
-    cset = await _hub(ctx).candidates(requester_of(ctx), query)
+    cset = await _hub(ctx).candidates(await requester_of(ctx), query)
     tz = ctx.services.settings.tz
     body = {
         "candidate_set_id": cset.set_id,
@@ -73,7 +86,7 @@ async def tasks_delegate(
     hub = _hub(ctx)
     payload = {**_user_words(ctx), "note": text}
     result = await hub.delegate(
-        requester_of(ctx),
+        await requester_of(ctx),
         action_id=ctx.next_action_id("delegate"),
         candidate_set_id=candidate_set_id,
         candidate_ref=candidate_ref,
@@ -86,15 +99,16 @@ async def tasks_create(ctx: TurnContext, title: str, text: str) -> str:
     """Start a NEW task. Only when the user clearly asked for a new task; when unsure which
     task they mean, ask them instead. `text` is your note; the user's words are attached."""
     payload = {**_user_words(ctx), "note": text}
+    requester = await requester_of(ctx)
     result = await _hub(ctx).create(
-        requester_of(ctx), action_id=ctx.next_action_id("create"), title=title, payload=payload
+        requester, action_id=ctx.next_action_id("create"), title=title, payload=payload
     )
     return _result(result, f"created task {title!r}")
 
 
 async def tasks_status(ctx: TurnContext, candidate_ref: str) -> str:
     """Where a task stands: name, state, last activity, summary (a ref from tasks_candidates)."""
-    cset = await _hub(ctx).candidates(requester_of(ctx))
+    cset = await _hub(ctx).candidates(await requester_of(ctx))
     candidate = cset.by_ref(candidate_ref)
     if candidate is None:
         raise ToolError("candidate_unavailable: list the candidates again with tasks_candidates")

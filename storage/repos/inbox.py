@@ -97,10 +97,9 @@ async def mark_delivered(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-async def count_pending(session: AsyncSession) -> int:
-    return int(
-        await session.scalar(
-            select(func.count(InboxItem.id)).where(InboxItem.delivered_at.is_(None))
-        )
-        or 0
-    )
+async def count_pending(session: AsyncSession, conversation_id: int | None = None) -> int:
+    """Undelivered items: all of them, or one conversation's."""
+    stmt = select(func.count(InboxItem.id)).where(InboxItem.delivered_at.is_(None))
+    if conversation_id is not None:
+        stmt = stmt.where(InboxItem.conversation_id == conversation_id)
+    return int(await session.scalar(stmt) or 0)

@@ -150,9 +150,11 @@ async def get_operation(session: AsyncSession, operation_id: str) -> MatterSettl
 
 
 async def listing(
-    session: AsyncSession, *, requested_by: str | None = None, limit: int = 20
+    session: AsyncSession, *, conversation_id: int | None, limit: int = 20
 ) -> list[Matter]:
-    stmt = select(Matter).order_by(Matter.updated_at.desc()).limit(limit)
-    if requested_by is not None:
-        stmt = stmt.where(Matter.requested_by == requested_by)
+    """The most recently updated Matters, only those started in `conversation_id` unless it
+    is None (the caller applies the visibility rule)."""
+    stmt = select(Matter).order_by(Matter.updated_at.desc(), Matter.id.desc()).limit(limit)
+    if conversation_id is not None:
+        stmt = stmt.where(Matter.conversation_id == conversation_id)
     return list((await session.scalars(stmt)).all())

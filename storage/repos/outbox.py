@@ -153,8 +153,12 @@ async def by_conversation(
     return list((await session.scalars(stmt)).all())
 
 
-async def count_by_state(session: AsyncSession) -> dict[str, int]:
-    rows = await session.execute(
-        select(OutboxMessage.state, func.count(OutboxMessage.id)).group_by(OutboxMessage.state)
-    )
+async def count_by_state(
+    session: AsyncSession, conversation_id: int | None = None
+) -> dict[str, int]:
+    """Rows per state: all of them, or one conversation's."""
+    stmt = select(OutboxMessage.state, func.count(OutboxMessage.id)).group_by(OutboxMessage.state)
+    if conversation_id is not None:
+        stmt = stmt.where(OutboxMessage.conversation_id == conversation_id)
+    rows = await session.execute(stmt)
     return {state: int(n) for state, n in rows.all()}

@@ -53,12 +53,12 @@ async def sessions_by_activity(
     session: AsyncSession,
     *,
     conversation_id: int | None,
-    created_by: str | None,
     offset: int,
     limit: int,
 ) -> list[Session]:
-    """Eligible-looking Sessions for a requester, most recent first, ties by id (the label
-    test is left to the caller: JSON containment is not portable)."""
+    """Eligible-looking Sessions, most recent first, ties by id; only those started in
+    `conversation_id` unless it is None (the caller applies the visibility rule; the label
+    test is left to it too: JSON containment is not portable)."""
     activity = func.coalesce(Session.last_message_at, Session.status_updated_at, Session.created_at)
     stmt = select(Session).where(
         Session.is_archived.is_(False),
@@ -67,8 +67,6 @@ async def sessions_by_activity(
     )
     if conversation_id is not None:
         stmt = stmt.where(Session.conversation_id == conversation_id)
-    if created_by is not None:
-        stmt = stmt.where(Session.created_by == created_by)
     stmt = stmt.order_by(activity.desc(), Session.id.asc()).offset(offset).limit(limit)
     return list((await session.scalars(stmt)).all())
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from bot.assistant.access import Role
+from bot.assistant.visibility import Visibility
 from bot.config import EvidenceStrategy
 from bot.host.notify import Notifier
 from bot.llm.client import MemoryRecorder, ModelClient
@@ -54,7 +55,8 @@ async def _seed(db: Database, n: int = 3) -> tuple[Requester, list[int]]:
         ]
         s.add_all(rows)
         await s.flush()
-        return Requester(conv.id, "p2p", OWNER, Role.OWNER), [r.id for r in rows]
+        owner_dm = Visibility(everything=True, conversation_id=conv.id)
+        return Requester(conv.id, OWNER, Role.OWNER, owner_dm), [r.id for r in rows]
 
 
 def _hub(db: Database, tmp_path: Path, index: object | None = None) -> WorkHub:
@@ -210,7 +212,7 @@ async def test_a_search_failure_leaves_routing_on_metadata(db: Database, tmp_pat
     assert all(c.evidence is None for c in cset.candidates)
 
 
-async def test_candidates_in_a_group_are_only_that_groups_sessions(
+async def test_candidates_in_a_group_are_only_that_groups_and_the_owners_dm_sees_all(
     db: Database, tmp_path: Path
 ) -> None:
     requester, ids = await _seed(db)
@@ -237,9 +239,12 @@ async def test_candidates_in_a_group_are_only_that_groups_sessions(
         )
         group_id = group.id
     hub = _hub(db, tmp_path)
-    in_group = await hub.candidates(Requester(group_id, "group", "ou_member", Role.USER))
+    group_only = Visibility(everything=False, conversation_id=group_id)
+    in_group = await hub.candidates(Requester(group_id, "ou_member", Role.USER, group_only))
     in_dm = await hub.candidates(requester)
     assert [c.meta.name for c in in_group.candidates] == ["team task"]
-    assert sorted(int(c.meta.id) for c in in_dm.candidates) == sorted(ids)
+    assert sorted(c.meta.name for c in in_dm.candidates) == sorted(
+        ["team task", *(f"task {i}" for i in range(len(ids)))]
+    )
     async with db.read() as s:
         assert await s.scalar(select(func.count(Session.id))) == len(ids) + 1

@@ -1,84 +1,69 @@
-"""`/console`: chat with the bot as a DM or as a group member, through the same ingest,
-inbox, Bot and outbox path as Feishu. Its "sender" marks replies delivered; the page reads
-them back. It speaks as the owner unless the page picks another identity, and it is only on
-when no Feishu app is configured (or MAKA_CONSOLE=true), because it needs no login.
+"""`/console/`: chat with the bot as a DM or as a group member, through the same ingest,
+inbox, Bot and outbox path as Feishu. It speaks as the owner, or as one of the test
+identities the page offers (identity.py). It is on when no Feishu app is configured (or with
+MAKA_CONSOLE=true), answers only same-origin JSON, and asks for MAKA_CONSOLE_TOKEN when one is
+set (required off loopback): see guard.py.
 """
 
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
 from importlib import resources
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
-from bot.channels.console.identity import CONSOLE_PLATFORM, console_identity
-from bot.channels.feishu.sender import OUTBOX_TOPIC
+from bot.channels.console.guard import COOKIE, ConsoleGuard
+from bot.channels.console.identity import CONSOLE_PLATFORM, dm_chat_id, identity_for
+from bot.channels.console.sender import ConsoleSender
 from bot.channels.messages import InboundMessage
 from bot.config import Settings
-from bot.host.workers import Worker
 from bot.services import Services
-from storage.db import Database
 from storage.models import InboundEvent
 from storage.repos import conversations, outbox
 from storage.types import utcnow
 
 PLATFORM = CONSOLE_PLATFORM
-CHATS = {"dm": ("console-dm", "p2p"), "group": ("console-group", "group")}
+GROUP_CHAT = "console-group"
 BOT_NAME = "Maka"
+Identity = Literal["owner", "admin", "member"]
+M = TypeVar("M", bound=BaseModel)
 
 
 class PostMessage(BaseModel):
+    """What the page sends. Unknown fields (such as a `sender` id) are refused."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
     text: str = Field(min_length=1, max_length=20_000)
-    chat: str = Field(default="dm", pattern="^(dm|group)$")
+    chat: Literal["dm", "group"] = "dm"
     mention: bool = False
-    sender: str | None = Field(default=None, max_length=128)
+    as_: Identity = Field(default="owner", alias="as")
 
 
-class ConsoleSender(Worker):
-    """Console replies need no network: delivering is marking them sent for the page."""
+class Login(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
-    name = "console-sender"
-    topics = (OUTBOX_TOPIC,)
+    token: str = Field(min_length=1, max_length=512)
 
-    def __init__(self, db: Database, instance_id: str) -> None:
-        self.db, self.instance_id = db, instance_id
 
-    async def run_once(self) -> bool:
-        async with self.db.read() as session:
-            if not await outbox.has_due(session, platform=PLATFORM, now=utcnow()):
-                return False
-        async with self.db.write() as session:
-            rows = await outbox.claim_due(
-                session,
-                platform=PLATFORM,
-                owner=self.instance_id,
-                now=utcnow(),
-                limit=50,
-                lease=timedelta(minutes=1),
-            )
-            for row in rows:
-                await outbox.finish(
-                    session,
-                    row.id,
-                    self.instance_id,
-                    state=outbox.SENT,
-                    now=utcnow(),
-                    platform_message_ids=[f"console-{row.id}"],
-                )
-        return bool(rows)
+def chat_of(chat: str, identity: str) -> tuple[str, str]:
+    """(chat_id, chat_type): the group is shared; each identity has its own DM."""
+    return (GROUP_CHAT, "group") if chat == "group" else (dm_chat_id(identity), "p2p")
 
 
 class ConsoleChannel:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.guard = ConsoleGuard(settings)
         self.services: Services | None = None
 
     def add_routes(self, app: web.Application) -> None:
-        app.router.add_get("/console", self._page)
+        app.router.add_get("/console", self._to_page)
+        app.router.add_get("/console/", self._page)
+        app.router.add_post("/console/api/login", self._login)
         app.router.add_post("/console/api/messages", self._post)
         app.router.add_get("/console/api/messages", self._list)
 
@@ -90,26 +75,51 @@ class ConsoleChannel:
     async def stop(self) -> None:
         self.services = None
 
-    async def _page(self, _request: web.Request) -> web.Response:
+    async def _to_page(self, request: web.Request) -> web.Response:
+        # The page's relative URLs (api/messages) resolve under /console/ only.
+        self.guard.check_host(request)
+        raise web.HTTPFound("/console/")
+
+    async def _page(self, request: web.Request) -> web.Response:
+        self.guard.check_host(request)
         html = resources.files(__package__).joinpath("console.html").read_text("utf-8")
-        return web.Response(text=html, content_type="text/html")
+        return web.Response(
+            text=html,
+            content_type="text/html",
+            headers={"X-Frame-Options": "DENY", "Content-Security-Policy": _CSP},
+        )
+
+    async def _login(self, request: web.Request) -> web.Response:
+        self._check_call(request, writes=True)
+        body = await _read(request, Login)
+        if not self.guard.needs_login:
+            return web.json_response({"ok": True, "login": "not needed"})
+        if not self.guard.token_matches(body.token):
+            return web.json_response({"error": "wrong token"}, status=401)
+        response = web.json_response({"ok": True})
+        response.set_cookie(
+            COOKIE,
+            self.guard.login_cookie(),
+            path="/console",
+            httponly=True,
+            samesite="Strict",
+            secure=request.secure,
+        )
+        return response
 
     async def _post(self, request: web.Request) -> web.Response:
+        self._check_call(request, writes=True, login=True)
         services = self._require_services()
-        try:
-            body = PostMessage.model_validate(await request.json())
-        except (ValueError, ValidationError) as exc:
-            return web.json_response({"error": str(exc)}, status=400)
-        chat_id, chat_type = CHATS[body.chat]
+        body = await _read(request, PostMessage)
+        chat_id, chat_type = chat_of(body.chat, body.as_)
         mentioned = chat_type == "p2p" or body.mention
-        text = f"@{BOT_NAME} {body.text}" if body.mention else body.text
         message = InboundMessage(
             platform=PLATFORM,
             message_id=f"console-{secrets.token_hex(8)}",
             chat_id=chat_id,
             chat_type=chat_type,
-            sender_id=body.sender or console_identity(self.settings),
-            text=text,
+            sender_id=identity_for(self.settings, body.as_),
+            text=f"@{BOT_NAME} {body.text}" if body.mention else body.text,
             addressed_text=body.text,
             message_type="text",
             created_at=utcnow(),
@@ -121,11 +131,14 @@ class ConsoleChannel:
         )
 
     async def _list(self, request: web.Request) -> web.Response:
+        self._check_call(request, writes=False, login=True)
         services = self._require_services()
-        chat = request.query.get("chat", "dm")
-        if chat not in CHATS:
-            return web.json_response({"error": "chat must be dm or group"}, status=400)
-        chat_id, _ = CHATS[chat]
+        chat, identity = request.query.get("chat", "dm"), request.query.get("as", "owner")
+        if chat not in ("dm", "group") or identity not in ("owner", "admin", "member"):
+            return web.json_response(
+                {"error": "chat is dm or group; as is owner, admin or member"}, status=400
+            )
+        chat_id, _ = chat_of(chat, identity)
         async with services.db.read() as session:
             conversation = await conversations.by_chat(session, PLATFORM, chat_id)
             if conversation is None:
@@ -160,10 +173,36 @@ class ConsoleChannel:
         items.sort(key=lambda item: str(item["at"]))
         return web.json_response({"messages": items})
 
+    def _check_call(self, request: web.Request, *, writes: bool, login: bool = False) -> None:
+        self.guard.check_host(request)
+        self.guard.check_same_origin(request)
+        if writes:
+            self.guard.check_json(request)
+        if login:
+            self.guard.check_login(request)
+
     def _require_services(self) -> Services:
         if self.services is None:
             raise web.HTTPServiceUnavailable(text="starting")
         return self.services
+
+
+_CSP = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
+
+
+async def _read(request: web.Request, model: type[M]) -> M:
+    try:
+        return model.model_validate(await request.json())
+    except (ValueError, ValidationError) as exc:
+        raise web.HTTPBadRequest(text=_brief_error(exc), content_type="text/plain") from None
+
+
+def _brief_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+        )
+    return "the body is not JSON"
 
 
 def _reply_text(content_type: str, content: dict[str, Any]) -> str:
