@@ -1,6 +1,6 @@
-"""The task agent's tools: read the Matter and its new events, checkpoint, settle (under
-independent review), message the Bot, and read-only search. Nothing here speaks to the user:
-only the Bot does."""
+"""The task agent's tools: read the Matter and its new events, checkpoint, settle (a `wait`
+or `complete` under independent review), message the Bot, and read-only search. Nothing here
+speaks to the user: only the Bot does."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from datetime import datetime
 from typing import Literal
 
 from bot.agent.tools import ToolError, ToolRegistry
+from bot.assistant.visibility import Visibility
 from bot.llm.client import ModelClient
-from bot.matters.review import review
+from bot.matters.review import NoVerdict, review
 from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check
 from bot.matters.service import MatterService
 from bot.services import Services
 from storage.models import Matter
 from storage.repos import matters
-from storage.search import SearchFilters
 from storage.types import utcnow
 
 
@@ -28,10 +28,12 @@ class MatterTurnContext:
     model: ModelClient
     matter_id: int
     session_id: int
-    scope: str | None
+    scope: str | None  # where this task's own log is indexed for search
+    visibility: Visibility  # what it may read: its conversation's (bot/assistant/visibility.py)
     turn_key: str
     read_item_ids: list[int] = field(default_factory=list)
     settled: str | None = None  # the outcome, once a settle took effect
+    halted: str | None = None  # why the turn must stop and the Matter pause (visible error)
     reported_result: bool = False
     messages: int = 0
     rejections: int = 0
@@ -108,8 +110,10 @@ async def settle(
 ) -> str:
     """End this turn: `continue` (more work now), `wait` (until a wake time: ISO 8601 with a
     time zone, in the future and within a year; say what you wait for) or `complete` (the
-    objective is met; refused while events are unread). An independent reviewer checks the
-    settle first; if it rejects, work on its feedback and settle again."""
+    objective is met; refused while events are unread). An independent reviewer checks a
+    wait or complete first; if it rejects, work on its feedback and settle again."""
+    if ctx.halted is not None:
+        raise ToolError(f"this turn is over: {ctx.halted}")
     request = SettleRequest(
         expected_revision,
         Disposition(disposition),
@@ -139,23 +143,8 @@ async def settle(
         )
     except SettleRefused as exc:
         raise ToolError(str(exc)) from None
-    verdict = await review(
-        ctx.model,
-        objective=matter.objective,
-        state_text=matter.state_text,
-        recent_work=[str(w) for w in matter.work_record[-5:]],
-        request=request,
-    )
-    async with ctx.services.db.read() as s:
-        unread_after = {i.id for i in await matters.unread_items(s, ctx.session_id)}
-    if unread_after - unread_before:
-        raise ToolError(
-            "review invalidated: new events arrived meanwhile; read them "
-            "(events_read) and settle again"
-        )
-    if not verdict.approved:
-        ctx.rejections += 1
-        raise ToolError(f"rejected by the reviewer: {verdict.feedback}")
+    if request.disposition is not Disposition.CONTINUE:  # continuing stops nothing: no review
+        await _reviewed(ctx, matter, request, unread_before)
     try:
         outcome = await ctx.matters.settle(
             ctx.matter_id,
@@ -169,6 +158,35 @@ async def settle(
     return f"settled: status {outcome.status}, revision {outcome.revision}" + (
         " (already applied earlier)" if outcome.converged else ""
     )
+
+
+async def _reviewed(
+    ctx: MatterTurnContext, matter: Matter, request: SettleRequest, unread_before: set[int]
+) -> None:
+    """Returns when the reviewer approves the settle; raises ToolError (for the agent) when
+    it rejects, when new events make the review moot, or when the reviewer gives no verdict
+    (then the turn halts: the Matter is paused rather than left looping)."""
+    try:
+        verdict = await review(
+            ctx.model,
+            objective=matter.objective,
+            state_text=matter.state_text,
+            recent_work=[str(w) for w in matter.work_record[-5:]],
+            request=request,
+        )
+    except NoVerdict as exc:
+        ctx.halted = f"the reviewer gave no verdict twice (last answer: {str(exc)[:200]})"
+        raise ToolError(f"not settled: {ctx.halted}; the Matter will be paused") from None
+    async with ctx.services.db.read() as s:
+        unread_after = {i.id for i in await matters.unread_items(s, ctx.session_id)}
+    if unread_after - unread_before:
+        raise ToolError(
+            "review invalidated: new events arrived meanwhile; read them "
+            "(events_read) and settle again"
+        )
+    if not verdict.approved:
+        ctx.rejections += 1
+        raise ToolError(f"rejected by the reviewer: {verdict.feedback}")
 
 
 async def message_bot(
@@ -186,9 +204,8 @@ async def message_bot(
 
 
 async def search_memory(ctx: MatterTurnContext, query: str) -> str:
-    """Search past messages this task may see (its own conversation's scope). Read-only."""
-    filters = SearchFilters(scopes=[ctx.scope]) if ctx.scope else None
-    hits = await ctx.services.search.search(query, filters, 5)
+    """Search past messages this task may see (what its conversation may see). Read-only."""
+    hits = await ctx.services.search.search(query, ctx.visibility.search_filters(), 5)
     if not hits:
         return "nothing found"
     return "\n".join(f"- ({h.score:.2f}) {h.title}: {' … '.join(h.excerpts)}" for h in hits)

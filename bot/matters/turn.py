@@ -1,6 +1,7 @@
 """One task-agent turn. It must end in a settle: when the model stops without one, the loop
-asks it to settle; a turn that runs out of time or steps pauses the Matter with a visible
-error (and a report to the Bot), never silently."""
+asks it to settle; a turn that runs out of time or steps, or that a tool halts (a reviewer
+that gives no verdict), pauses the Matter with a visible error (and a report to the Bot),
+never silently."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import logging
 from bot.agent.framing import DATA_RULE, quote_data
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
+from bot.assistant.visibility import Visibility, visibility_of
 from bot.llm.client import ModelClient
 from bot.llm.types import Message, ModelError
 from bot.matters.service import MatterService
@@ -43,6 +45,10 @@ def system_prompt(services: Services) -> str:
     )
 
 
+def _over(ctx: MatterTurnContext) -> bool:
+    return ctx.settled is not None or ctx.halted is not None
+
+
 class MatterTurn:
     def __init__(
         self,
@@ -58,13 +64,15 @@ class MatterTurn:
         self.tools, self.timeout, self.max_steps = tools, timeout, max_steps
 
     async def run(self, matter: Matter) -> None:
+        scope, visibility = await self._scope(matter)
         ctx = MatterTurnContext(
             self.services,
             self.matters,
             self.model,
             matter.id,
             matter.session_id,
-            await self._scope(matter),
+            scope,
+            visibility,
             turn_key=f"matter:{matter.id}:run:{matter.run_count}",
         )
         prompt = [
@@ -80,8 +88,8 @@ class MatterTurn:
         try:
             async with asyncio.timeout(self.timeout):
                 for _ in range(MAX_NUDGES + 1):
-                    result = await loop.run(ctx, prompt, ended=lambda c: c.settled is not None)
-                    if ctx.settled is not None:
+                    result = await loop.run(ctx, prompt, ended=_over)
+                    if _over(ctx):
                         break
                     prompt = [*prompt, *result.produced, Message.user(SETTLE_NOW)]
         except TimeoutError:
@@ -92,19 +100,27 @@ class MatterTurn:
         except ModelError as exc:
             await self.matters.pause(matter.id, f"the model failed: {exc}", report=True)
             return
+        if ctx.halted is not None:
+            await self.matters.pause(matter.id, ctx.halted, report=True)
+            return
         if ctx.settled is None:
             await self.matters.pause(matter.id, "the turn ended without settling", report=True)
             return
         await self._log(matter, ctx)
 
-    async def _scope(self, matter: Matter) -> str | None:
+    async def _scope(self, matter: Matter) -> tuple[str | None, Visibility]:
+        """Where the task's log is indexed, and what it may read: what the conversation it
+        was started in may see, for the person who asked (no conversation: nothing)."""
         async with self.services.db.read() as s:
             conversation = (
                 await s.get(Conversation, matter.conversation_id)
                 if matter.conversation_id
                 else None
             )
-        return conversation_scope(conversation)
+            visibility = await visibility_of(
+                s, self.services.settings, conversation, matter.requested_by
+            )
+        return conversation_scope(conversation), visibility
 
     async def _log(self, matter: Matter, ctx: MatterTurnContext) -> None:
         """The turn in the Session's log (and so in search), from the settled record."""

@@ -20,6 +20,9 @@ ROLES = {
 }
 # Roles a test need not script: they answer this when nothing is queued.
 DEFAULTS = {"summary": "A task."}
+# A role with nothing scripted waits (like a slow model) for a test to add its step, but not
+# forever: a mis-scripted test fails with the role's name instead of hanging.
+UNSCRIPTED_DEADLINE = 60.0
 
 Step = PlannedReply | Callable[[list[Message]], Any]
 
@@ -48,8 +51,14 @@ class RoutedModel:
         self.calls[role] += 1
         if not self.scripts[role] and role in DEFAULTS:
             self.scripts[role].append(ScriptedProvider.text(DEFAULTS[role]))
-        while not self.scripts[role]:  # a role with nothing scripted waits (like a slow model)
-            await asyncio.sleep(0.05)
+        try:
+            async with asyncio.timeout(UNSCRIPTED_DEADLINE):
+                while not self.scripts[role]:
+                    await asyncio.sleep(0.05)
+        except TimeoutError:
+            raise AssertionError(
+                f"the {role!r} model was called but the test scripted no step for it"
+            ) from None
         step = self.scripts[role].popleft()
         if callable(step) and not isinstance(step, PlannedReply):
             step = step(list(messages))
@@ -62,4 +71,9 @@ class RoutedModel:
 
 send = ScriptedProvider.tool_call
 text = ScriptedProvider.text
-APPROVE = text("APPROVE")
+# The reviewer answers only through its verdict tool (bot/matters/review.py).
+APPROVE = send("verdict", {"decision": "approve", "reason": "ok"})
+
+
+def reject(reason: str) -> PlannedReply:
+    return send("verdict", {"decision": "reject", "reason": reason})

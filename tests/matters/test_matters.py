@@ -1,4 +1,5 @@
-"""Durable work: waits survive restarts, settles follow the rules, review can say no."""
+"""Durable work: waits survive restarts, settles follow the rules, review can say no (and a
+reviewer that gives no verdict pauses the Matter instead of looping)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,18 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from bot.assistant.component import Assistant
 from bot.llm.types import Message
 from bot.matters.rules import Disposition, SettleRequest
 from bot.matters.service import MatterService
+from storage.db import create_database
 from storage.models import InboxItem, Matter, Timer
 from storage.types import utcnow
-from tests.assistant.support import replies, say, say_in_group
+from tests.assistant.support import last_user_text, replies, say, say_in_group
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
-from tests.matters.routed_model import APPROVE, RoutedModel, send, text
+from tests.matters.routed_model import APPROVE, RoutedModel, reject, send, text
 from tests.seed import owner_dm, task_session
 from tests.waiting import wait_until
 
@@ -66,21 +68,34 @@ def _settle(revision: int, disposition: str, **kw: Any) -> Any:
 
 
 async def test_a_wait_survives_downtime_fires_once_and_the_user_hears_the_result_once(
-    make_world: WorldFactory,
+    make_world: WorldFactory, database_url: str
 ) -> None:
     model = RoutedModel()
-    wake_at = utcnow() + timedelta(seconds=2)
-    model.add(
-        "agent",
-        send("events_read", {}),
-        _settle(0, "wait", wakes=[wake_at.isoformat()], waiting_for="the report at 2s"),
-    )
+
+    def wait_an_hour(_messages: list[Message]) -> Any:
+        # Set when the agent asks, far enough ahead that no start-up or review delay on a
+        # busy machine can turn it into "a wake in the past".
+        wake_at = utcnow() + timedelta(hours=1)
+        return _settle(0, "wait", wakes=[wake_at.isoformat()], waiting_for="the nightly report")
+
+    model.add("agent", send("events_read", {}), wait_an_hour)
     model.add("review", APPROVE)
     async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
         session_id = await _delegate(w, "check the nightly report when it is ready")
         await _status(w, session_id, "waiting")
-    # the process is down when the wake falls due
-    await asyncio.sleep(max(0.0, (wake_at - utcnow()).total_seconds()) + 0.5)
+    # The process is down when the wake falls due: the test moves the stored wake into the
+    # past instead of sleeping through it (and racing the clock).
+    db = create_database(database_url)
+    try:
+        async with db.write() as s:
+            moved = await s.execute(
+                update(Timer)
+                .where(Timer.kind == "matter_wake", Timer.state == "pending")
+                .values(due_at=utcnow() - timedelta(seconds=1))
+            )
+            assert getattr(moved, "rowcount", 0) == 1, "the wait left no pending wake"
+    finally:
+        await db.dispose()
     model.add("agent", _settle(1, "complete", summary="the nightly report is fine"))
     model.add("review", APPROVE)
 
@@ -122,7 +137,7 @@ async def test_complete_with_unread_events_is_refused_and_a_rejection_makes_the_
         _settle(1, "complete", summary="done and verified"),
     ]
     model.add("agent", _settle(0, "complete"), *([note] * len(seen_next)))
-    model.add("review", text("REJECT: you did not verify the numbers"), APPROVE)
+    model.add("review", reject("you did not verify the numbers"), APPROVE)
     async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
         model.add("bot", send("sleep", {}))
         session_id = await _delegate(w, "reconcile the invoices")
@@ -142,7 +157,6 @@ async def test_the_same_settle_retried_is_applied_once(make_world: WorldFactory)
         _settle(0, "continue", summary="step one"),
         send("events_read", {}),
     )
-    model.add("review", APPROVE)
     async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
         session_id = await _delegate(w, "a long job")
         await wait_until(lambda: _revision_is(w, session_id, 1), timeout=30)
@@ -229,5 +243,125 @@ async def test_matters_commands_steer_a_task_for_its_owner_and_refuse_others(
     assert "— paused" in answers[2]
     assert answers[3] == f"Task #{matter.id}: resumed."
     assert answers[4].startswith("Usage: /matters")
-    assert refusal is not None and refusal.startswith("not permitted")
+    # the owner's task does not exist as far as a group can tell
+    assert refusal == f"No task #{matter.id}."
     assert after is not None and after.status == "active"
+
+
+def _wait_later(revision: int, waiting_for: str = "the build") -> Any:
+    """A wait settle whose wake is set when the agent asks (an hour ahead: never "past")."""
+
+    def step(_messages: list[Message]) -> Any:
+        wake_at = utcnow() + timedelta(hours=1)
+        return _settle(revision, "wait", wakes=[wake_at.isoformat()], waiting_for=waiting_for)
+
+    return step
+
+
+def _noting(seen: list[list[Message]], reply: Any) -> Any:
+    """A scripted step that keeps what the model was asked."""
+
+    def step(messages: list[Message]) -> Any:
+        seen.append(messages)
+        return reply(messages) if callable(reply) else reply
+
+    return step
+
+
+async def test_a_reviewer_without_a_verdict_is_asked_again_then_the_matter_pauses_visibly(
+    make_world: WorldFactory,
+) -> None:
+    model = RoutedModel()
+    asked: list[list[Message]] = []
+    bot_saw: list[str] = []
+    model.add("agent", send("events_read", {}), _settle(0, "complete", summary="all done"))
+    # Free text is never read as a verdict, however approving it looks.
+    model.add(
+        "review",
+        _noting(asked, text("**APPROVE**")),
+        _noting(asked, text("Verdict: approve")),
+    )
+
+    def tell_user(messages: list[Message]) -> Any:
+        bot_saw.append(last_user_text(messages))
+        return send("send_user", {"text": "Your invoice task is paused: its check failed."})
+
+    model.add("bot", tell_user, send("sleep", {}))
+    async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
+        session_id = await _delegate(w, "reconcile the invoices")
+        await _status(w, session_id, "paused")
+        assert await replies(w, 1) == ["Your invoice task is paused: its check failed."]
+        matter = await _matter(w, session_id)
+        async with w.app.services.db.read() as s:
+            reports = list(
+                await s.scalars(select(InboxItem).where(InboxItem.kind == "task_update"))
+            )
+    assert matter is not None and matter.last_error is not None
+    assert matter.last_error.startswith("the reviewer gave no verdict twice")
+    assert matter.revision == 0 and matter.work_record == []  # the settle did not take effect
+    assert model.calls["review"] == 2 and model.calls["agent"] == 2
+    assert "must call the verdict tool" in (asked[1][-1].content or "")
+    [report] = reports
+    assert report.payload["update"] == "blocker"
+    assert "paused: the reviewer gave no verdict twice" in report.payload["text"]
+    assert "paused: the reviewer gave no verdict twice" in bot_saw[0]
+
+
+async def test_a_verdict_on_the_second_ask_lets_the_settle_apply(
+    make_world: WorldFactory,
+) -> None:
+    model = RoutedModel()
+    model.add("agent", send("events_read", {}), _settle(0, "complete", summary="all done"))
+    model.add("review", text("Verdict: approve"), APPROVE)
+    model.add("bot", send("sleep", {}))  # the result goes to the Bot's inbox
+    async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
+        session_id = await _delegate(w, "reconcile the invoices")
+        await _status(w, session_id, "completed")
+        matter = await _matter(w, session_id)
+    assert matter is not None and matter.last_error is None and matter.revision == 1
+    assert [r["summary"] for r in matter.work_record] == ["all done"]
+    assert model.calls["review"] == 2
+
+
+async def test_a_continue_settle_is_not_reviewed_but_a_wait_is(make_world: WorldFactory) -> None:
+    model = RoutedModel()
+    model.add("agent", send("events_read", {}), _settle(0, "continue", summary="step one"))
+    async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
+        session_id = await _delegate(w, "a long job")
+        await wait_until(
+            lambda: _revision_is(w, session_id, 1), timeout=30, what="the continue settle"
+        )
+        # The next turn's agent waits for its script, so nothing else can call a reviewer.
+        assert model.calls["review"] == 0
+        model.add("agent", _wait_later(1))
+        model.add("review", APPROVE)
+        await _status(w, session_id, "waiting")
+        matter = await _matter(w, session_id)
+    assert model.calls["review"] == 1
+    assert matter is not None
+    assert [r["disposition"] for r in matter.work_record] == ["continue", "wait"]
+
+
+async def test_the_agent_may_be_rejected_any_number_of_times_and_goes_on_with_the_feedback(
+    make_world: WorldFactory,
+) -> None:
+    model = RoutedModel()
+    seen: list[list[Message]] = []
+    model.add(
+        "agent",
+        send("events_read", {}),
+        _wait_later(0),
+        _noting(seen, _wait_later(0, "the release build")),
+        _noting(seen, _wait_later(0, "the release build at 18:00")),
+    )
+    model.add("review", reject("which build?"), reject("say when it is due"), APPROVE)
+    async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
+        session_id = await _delegate(w, "tell me when the build is green")
+        await _status(w, session_id, "waiting")
+        matter = await _matter(w, session_id)
+    feedback = [m[-1].content or "" for m in seen]
+    assert "rejected by the reviewer: which build?" in feedback[0]
+    assert "rejected by the reviewer: say when it is due" in feedback[1]
+    assert model.calls["review"] == 3
+    assert matter is not None and matter.last_error is None and matter.revision == 1
+    assert matter.waiting_for == "the release build at 18:00"
