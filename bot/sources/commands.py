@@ -23,7 +23,8 @@ def register_sync_commands(registry: CommandRegistry) -> None:
     @registry.command(
         "sync",
         usage=USAGE,
-        summary="synced chat history and mail: status; admins: sync Feishu or email now",
+        summary="synced chat history and mail: status; admins: sync now; owner: share a "
+        "source with this chat",
     )
     async def sync_cmd(ctx: CommandContext, args: list[str]) -> str:
         if not args or args[0] not in ("status", FEISHU, EMAIL, *SHARING):

@@ -112,18 +112,18 @@ class ConsoleChannel:
         services = self._require_services()
         body = await _read(request, PostMessage)
         chat_id, chat_type = chat_of(body.chat, body.as_)
-        mentioned = chat_type == "p2p" or body.mention
+        mentioned = chat_type == "group" and body.mention  # a DM needs no @mention
         message = InboundMessage(
             platform=PLATFORM,
             message_id=f"console-{secrets.token_hex(8)}",
             chat_id=chat_id,
             chat_type=chat_type,
             sender_id=identity_for(self.settings, body.as_),
-            text=f"@{BOT_NAME} {body.text}" if body.mention else body.text,
+            text=f"@{BOT_NAME} {body.text}" if mentioned else body.text,
             addressed_text=body.text,
             message_type="text",
             created_at=utcnow(),
-            mentioned_bot=mentioned and chat_type == "group",
+            mentioned_bot=mentioned,
         )
         result = await services.ingest.accept(message)
         return web.json_response(
