@@ -44,6 +44,14 @@ class EmailSecurity(StrEnum):
     NONE = "none"  # no encryption (a loopback or test server only)
 
 
+class RecallMode(StrEnum):
+    """Who proposes where a request goes before the Bot's model decides (WorkHub Recall)."""
+
+    REFERENCE = "reference"  # the deterministic reference router (bot/workhub/router.py)
+    MODEL = "model"  # a separate model call; the reference router when it fails
+    OFF = "off"  # no proposal: the Bot's model routes alone
+
+
 class EvidenceStrategy(StrEnum):
     """How WorkHub gathers search evidence for candidates."""
 
@@ -75,6 +83,7 @@ class Settings(BaseSettings):
     search_backend: SearchBackend = SearchBackend.EMBEDDED
     index_tool_output: bool = False  # also index raw tool output of Sessions
     workhub_evidence: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE
+    workhub_recall: RecallMode = RecallMode.REFERENCE
     meili_url: str | None = None
     meili_key: SecretStr | None = None
 

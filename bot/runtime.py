@@ -27,6 +27,7 @@ from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer
 from bot.services import Services
 from bot.web.health import ReadinessCheck, add_health_routes
+from bot.workhub.recall import Recall
 from bot.workhub.service import WorkHub
 from bot.workhub.summaries import SummaryWorker
 from storage.db import Database, DatabaseNotReady, create_database
@@ -137,8 +138,8 @@ def create_app(
                     notifier,
                     search,
                     tz=settings.tz,
-                    owner=settings.owner,
                     strategy=settings.workhub_evidence,
+                    recaller=Recall(settings.workhub_recall, model, settings.tz),
                 ),
                 readiness=checks,
             )

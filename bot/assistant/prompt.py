@@ -23,6 +23,10 @@ def system_prompt(settings: Settings, conversation: ConversationView, summary: s
         "- Answer each request once, briefly. If input needs no answer, send nothing.",
         "- End every turn with sleep. If sleep is refused, new input arrived: handle it first.",
         "- Input refs like m1 name messages; pass one as reply_to to answer a specific message.",
+        "- Ongoing tasks: for follow-ups and longer work call tasks_candidates, weigh its recall "
+        "proposal, and hand the message to the task the user means with tasks_delegate. When "
+        "unsure which task, ask the user; never guess. Start a new task (tasks_create) only "
+        "when the user asks for one.",
         f"- {DATA_RULE}",
     ]
     if summary:

@@ -2,11 +2,20 @@
 
 - baseline: name, workspace, state, time
 - summaries: baseline plus each Session's summary
-- summaries_evidence: plus search evidence from the Session's messages
+- summaries_evidence: plus search evidence from the Session's messages (what the service
+  runs: `tasks_candidates` gives the Bot this set and Recall's proposal)
 
-Each snapshot's messages go into a fresh embedded search index (the same tokenizer and
-backend the bot uses; tool messages are indexed as they are with MAKA_INDEX_TOOL_OUTPUT).
-Candidates are built exactly as in production, so nothing outside the 32 can be chosen.
+What is the product's code: the candidate set is assembled by `workhub.service.assemble`
+(evidence, the 32, refs) and routed by `Recall.propose`, exactly as `tasks_candidates` does.
+What is not: the Sessions come from the snapshot instead of the database, and each
+snapshot's messages go into a fresh embedded search index (the same tokenizer and backend).
+
+Figures: latency covers assembling the set (with its search) and routing (a model call
+included); `bytes_read` is the log text the evidence search returned; `model_input_chars`
+is what the router is given (for the model router, its whole prompt); `summary_calls` is
+the refreshes the 1, 2, 4, 8 … schedule makes for the sessions' completion counts; model
+fallbacks (the reference router answering for a failed model) are counted apart and never
+scored as the model's decisions.
 """
 
 from __future__ import annotations
@@ -15,20 +24,21 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.config import EvidenceStrategy
+from bot.config import EvidenceStrategy, RecallMode
 from bot.memory.search import SearchService
-from bot.workhub.candidates import CandidateSet, Evidence, SessionMeta, build_set, view
-from bot.workhub.evidence import gather_evidence
-from bot.workhub.router import Decision, Outcome, route
-from storage.search import SearchDocument
+from bot.workhub.candidates import CandidateSet, SessionMeta
+from bot.workhub.evidence import Searcher
+from bot.workhub.recall import Recall
+from bot.workhub.router import Decision, Outcome
+from bot.workhub.service import assemble
+from storage.search import SearchDocument, SearchFilters, SearchHit
 from storage.search.embedded import EmbeddedSearchIndex
 
 VARIANTS = ("baseline", "summaries", "summaries_evidence")
@@ -61,7 +71,15 @@ class _Session(BaseModel):
     status_updated_at: datetime | None = None
     last_message_at: datetime | None = None
     summary: str | None = None
+    # completed turns; a summary without a count was made once
+    completion_count: int | None = None
     messages: list[_Message] = Field(default_factory=list)
+
+    @property
+    def completions(self) -> int:
+        return (
+            self.completion_count if self.completion_count is not None else int(bool(self.summary))
+        )
 
 
 class _Snapshot(BaseModel):
@@ -98,6 +116,7 @@ class VariantReport:
     bytes_read: int = 0
     model_input_chars: int = 0
     summary_calls: int = 0
+    fallbacks: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         n = max(self.cases, 1)
@@ -112,10 +131,8 @@ class VariantReport:
             "bytes_read": self.bytes_read,
             "model_input_chars": self.model_input_chars,
             "summary_calls": self.summary_calls,
+            "model_fallbacks": self.fallbacks,
         }
-
-
-ModelRouter = Callable[[str, CandidateSet], Awaitable[Decision]]
 
 
 def load_dataset(path: Path) -> Dataset:
@@ -132,9 +149,14 @@ async def evaluate(
     dataset: Dataset,
     *,
     strategy: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE,
-    model_router: ModelRouter | None = None,
+    recall: Recall | None = None,
 ) -> dict[str, Any]:
+    recall = recall or Recall(RecallMode.REFERENCE, None, UTC)
     reports = {v: VariantReport() for v in VARIANTS}
+    for snapshot in dataset.snapshots.values():
+        calls = sum(refresh_points(s.completions) for s in snapshot.sessions)
+        for variant in VARIANTS[1:]:
+            reports[variant].summary_calls += calls
     per_case: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="maka-eval-") as tmp:
         for snap_id, snapshot in dataset.snapshots.items():
@@ -143,7 +165,7 @@ async def evaluate(
                 await _index_snapshot(search, snapshot)
                 for case in (c for c in dataset.cases if c.snapshot == snap_id):
                     per_case.append(
-                        await _run_case(case, snapshot, search, reports, strategy, model_router)
+                        await _run_case(case, snapshot, search, reports, strategy, recall)
                     )
             finally:
                 await search.close()
@@ -192,56 +214,81 @@ async def _run_case(
     search: SearchService,
     reports: dict[str, VariantReport],
     strategy: EvidenceStrategy,
-    model_router: ModelRouter | None,
+    recall: Recall,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"id": case.id, "expect": case.expect.model_dump(mode="json")}
     summaries_all = {s.id: s.summary for s in snapshot.sessions if s.summary}
+    metas = _metas(snapshot)
     for variant in VARIANTS:
+        reader = _CountingSearcher(search)
         started = time.perf_counter()
-        metas = _metas(snapshot)
-        summaries = summaries_all if variant != "baseline" else {}
-        evidence: dict[str, Evidence] = {}
-        status = "none"
-        if variant == "summaries_evidence":
-            ids = build_set(metas, now=snapshot.now, tz=UTC).ids
-            evidence, status = await gather_evidence(search, case.request, ids, strategy)
-        cset = build_set(
+        cset = await assemble(
             metas,
+            summaries_all if variant != "baseline" else {},
+            reader,
+            case.request if variant == "summaries_evidence" else None,
+            strategy,
             now=snapshot.now,
             tz=UTC,
-            summaries=summaries,
-            evidence=evidence,
-            evidence_status=status,
         )
+        decision = await recall.propose(case.request, cset)
         elapsed = (time.perf_counter() - started) * 1000
-        rendered = json.dumps([asdict(view(c, UTC)) for c in cset.candidates], ensure_ascii=False)
-        if model_router is not None:
-            decision = await model_router(case.request, cset)
-        else:
-            decision = route(
-                case.request,
-                cset,
-                use_summaries=variant != "baseline",
-                use_evidence=variant == "summaries_evidence",
-            )
+        assert decision is not None  # the evaluation never runs with recall off
         report = reports[variant]
         report.cases += 1
         report.latencies_ms.append(elapsed)
-        report.bytes_read += len(rendered.encode())
-        report.model_input_chars += len(rendered) + len(case.request)
-        verdict = _score(case.expect, decision)
-        if verdict == "correct":
+        report.bytes_read += reader.bytes_read
+        report.model_input_chars += _router_input_chars(recall, case.request, cset)
+        verdict = "fallback" if decision.fallback else _score(case.expect, decision)
+        if verdict == "fallback":
+            report.fallbacks += 1
+        elif verdict == "correct":
             report.correct += 1
         elif verdict == "wrong":
             report.wrong += 1
-        if decision.outcome is Outcome.CLARIFY:
+        if decision.outcome is Outcome.CLARIFY and not decision.fallback:
             report.clarified += 1
         result[variant] = {
             "outcome": decision.outcome.value,
             "session_id": decision.session_id,
             "verdict": verdict,
+            "reason": decision.reason,
         }
     return result
+
+
+def refresh_points(completions: int) -> int:
+    """How many of 1, 2, 4, 8 … a Session reached: the summary refreshes it was given."""
+    return completions.bit_length()
+
+
+class _CountingSearcher:
+    """The evidence search, counting the log text it returned."""
+
+    def __init__(self, search: Searcher) -> None:
+        self.search, self.bytes_read = search, 0
+
+    async def try_search(
+        self, query: str, filters: SearchFilters | None = None, limit: int = 10
+    ) -> list[SearchHit] | None:
+        hits = await self.search.try_search(query, filters, limit)
+        for hit in hits or []:
+            self.bytes_read += sum(len(e.encode()) for e in hit.excerpts)
+        return hits
+
+
+def _router_input_chars(recall: Recall, request: str, cset: CandidateSet) -> int:
+    """What the router reads: the model router its whole prompt; the reference router the
+    request and each candidate's name, workspace, summary and evidence excerpts."""
+    if recall.mode is RecallMode.MODEL and recall.model_router is not None:
+        return sum(len(m.content or "") for m in recall.model_router.prompt(request, cset))
+    return len(request) + sum(
+        len(c.meta.name)
+        + len(c.meta.workspace or "")
+        + len(c.summary or "")
+        + sum(len(e) for e in (c.evidence.excerpts if c.evidence else ()))
+        for c in cset.candidates
+    )
 
 
 def _score(expect: _Expect, decision: Decision) -> str:
@@ -259,13 +306,15 @@ def _score(expect: _Expect, decision: Decision) -> str:
 def table(report: dict[str, Any]) -> str:
     head = (
         f"{'variant':20} {'correct':>8} {'wrong':>7} {'clarify':>8} {'p50 ms':>8} "
-        f"{'p95 ms':>8} {'bytes':>10} {'model chars':>12} {'summary calls':>14}"
+        f"{'p95 ms':>8} {'bytes':>10} {'model chars':>12} {'summary calls':>14} "
+        f"{'fallbacks':>10}"
     )
     lines = [head, "-" * len(head)]
     for name, v in report["variants"].items():
         lines.append(
             f"{name:20} {v['correct_target_rate']:>8.1%} {v['wrong_target_rate']:>7.1%} "
             f"{v['clarification_rate']:>8.1%} {v['p50_ms']:>8.2f} {v['p95_ms']:>8.2f} "
-            f"{v['bytes_read']:>10} {v['model_input_chars']:>12} {v['summary_calls']:>14}"
+            f"{v['bytes_read']:>10} {v['model_input_chars']:>12} {v['summary_calls']:>14} "
+            f"{v['model_fallbacks']:>10}"
         )
     return "\n".join(lines)

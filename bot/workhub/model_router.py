@@ -1,7 +1,8 @@
-"""Routing by the model (for `maka eval recall --router model`): it sees the same candidate
-list the Bot's tasks_candidates tool returns and answers with a ref, "new" or "clarify".
-Anything it gets wrong in form (an unknown ref, unreadable output, an error) falls back to
-the reference router, and a ref outside the set can never be chosen."""
+"""Recall by a model (MAKA_WORKHUB_RECALL=model, and `maka eval recall --router model`): it
+sees the same candidate list the Bot's tasks_candidates tool returns and answers with a ref,
+"new" or "clarify". Anything it gets wrong in form (an unknown ref, unreadable output, an
+error) falls back to the reference router, marked as a fallback (the evaluation counts those
+apart, never as model decisions), and a ref outside the set can never be chosen."""
 
 from __future__ import annotations
 
@@ -29,20 +30,25 @@ class ModelRouterAdapter:
     def __init__(self, model: ModelClient, tz: tzinfo) -> None:
         self.model, self.tz = model, tz
 
-    async def __call__(self, request: str, cset: CandidateSet) -> Decision:
+    def prompt(self, request: str, cset: CandidateSet) -> list[Message]:
         candidates = json.dumps(
             [asdict(view(c, self.tz)) for c in cset.candidates], ensure_ascii=False
         )
-        prompt = [
+        return [
             Message.system(INSTRUCTIONS),
             Message.user(f"Request: {request}\n" + quote_data("candidates", candidates)),
         ]
+
+    async def __call__(self, request: str, cset: CandidateSet) -> Decision:
         try:
-            completion = await self.model.complete(prompt, purpose="workhub_route")
+            completion = await self.model.complete(
+                self.prompt(request, cset), purpose="workhub_route"
+            )
             return self._parse(completion.text or "", cset)
         except (ModelError, ValueError, KeyError) as exc:
             fallback = route(request, cset)
             fallback.reason = f"model routing failed ({exc}); reference router used"
+            fallback.fallback = True
             return fallback
 
     @staticmethod
@@ -53,7 +59,7 @@ class ModelRouterAdapter:
         answer = json.loads(match.group(0))
         outcome = Outcome(answer["outcome"])
         if outcome is not Outcome.EXISTING:
-            return Decision(outcome, reason="model")
+            return Decision(outcome, reason=str(answer.get("reason") or "model"))
         candidate = cset.by_ref(str(answer.get("ref")))
         if candidate is None:
             raise ValueError(f"unknown ref {answer.get('ref')!r}")

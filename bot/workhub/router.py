@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -46,6 +47,7 @@ class Decision:
     ref: str | None = None
     reason: str = ""
     scores: dict[str, float] = field(default_factory=dict)
+    fallback: bool = False  # a model router failed and this is the reference router's answer
 
 
 EXPLICIT_NEW = re.compile(
@@ -120,7 +122,7 @@ def route(
     weights: Weights | None = None,
 ) -> Decision:
     w = weights or Weights()
-    if EXPLICIT_NEW.search(request):
+    if asks_for_new(request, [c.meta.name for c in cset.candidates]):
         return Decision(Outcome.NEW, reason="the user asked for a new task")
     if not cset.candidates:
         return Decision(Outcome.CLARIFY, reason="no candidates")
@@ -155,6 +157,27 @@ def route(
     if len(ranked) > 1 and content[best.ref] - content[ranked[1].ref] < w.margin:
         return Decision(Outcome.CLARIFY, reason="two candidates fit about equally", scores=scores)
     return Decision(Outcome.EXISTING, best.meta.id, best.ref, "best match", scores)
+
+
+def asks_for_new(request: str, task_names: Sequence[str]) -> bool:
+    """Do the user's words ask for a new task? Words that are part of a task's own name do
+    not ("how is the new session timeout bug going?" with a task of that name; 新建用户接口报错
+    那个问题 with a task named 新建用户接口报错)."""
+    names = [" ".join(n.lower().split()) for n in task_names if n.strip()]
+    text = " ".join(request.split())
+    return any(
+        not _inside_a_name(text.lower(), m.start(), m.end(), names)
+        for m in EXPLICIT_NEW.finditer(text)
+    )
+
+
+def _inside_a_name(text: str, start: int, end: int, names: Sequence[str]) -> bool:
+    """The match with what follows it (the next word, or the next two CJK characters) is
+    found in a task name."""
+    rest = text[end:]
+    following = re.match(r"\s*[\u3400-\u9fff]{1,2}|\s*[^\s\u3400-\u9fff]+", rest)
+    phrase = text[start:end] + (following.group(0) if following else "")
+    return any(phrase in name for name in names)
 
 
 def _most_recent(cset: CandidateSet, scores: dict[str, float]) -> Decision:

@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.assistant.access import Role
 from bot.assistant.visibility import Visibility
+from bot.config import RecallMode
 from bot.host.notify import Notifier
 from bot.memory.search import SearchService
 from bot.workhub.candidates import (
@@ -21,7 +22,9 @@ from bot.workhub.candidates import (
     SessionMeta,
     build_set,
 )
-from bot.workhub.evidence import EvidenceStrategy, gather_evidence
+from bot.workhub.evidence import EvidenceStrategy, Searcher, gather_evidence
+from bot.workhub.recall import Recall
+from bot.workhub.router import Decision, asks_for_new
 from storage.db import Database
 from storage.models import Session
 from storage.repos import inbox, workhub
@@ -36,6 +39,8 @@ class Refusal(StrEnum):
     UNAVAILABLE = "candidate_unavailable"
     SELF_ROUTE = "self_route"
     CONFLICT = "action_conflict"
+    NOT_ASKED = "new_task_not_requested"
+    NAMES_A_TASK = "request_names_a_task"
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,27 @@ class GateResult:
 def fingerprint(kind: str, payload: dict[str, Any]) -> str:
     blob = json.dumps([kind, payload], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+async def assemble(
+    metas: list[SessionMeta],
+    summaries: dict[str, str],
+    searcher: Searcher,
+    query: str | None,
+    strategy: EvidenceStrategy,
+    *,
+    now: datetime,
+    tz: tzinfo,
+) -> CandidateSet:
+    """Evidence for `query` among these Sessions, then the set (the service and the
+    evaluation both build sets here)."""
+    evidence: dict[str, Evidence] = {}
+    status = "none"
+    if query:
+        evidence, status = await gather_evidence(searcher, query, [m.id for m in metas], strategy)
+    return build_set(
+        metas, now=now, tz=tz, summaries=summaries, evidence=evidence, evidence_status=status
+    )
 
 
 def meta_of(row: Session) -> SessionMeta:
@@ -85,31 +111,27 @@ class WorkHub:
         search: SearchService,
         *,
         tz: tzinfo,
-        owner: str | None,
         strategy: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE,
+        recaller: Recall | None = None,
     ) -> None:
         self.db, self.notifier, self.search = db, notifier, search
-        self.tz, self.owner, self.strategy = tz, owner, strategy
+        self.tz, self.strategy = tz, strategy
+        self.recaller = recaller or Recall(RecallMode.REFERENCE, None, tz)
 
     async def candidates(
         self, requester: Requester, query: str | None = None, now: datetime | None = None
     ) -> CandidateSet:
-        now = now or utcnow()
         metas, summaries = await self._load(requester)
-        evidence: dict[str, Evidence] = {}
-        status = "none"
-        if query:
-            evidence, status = await gather_evidence(
-                self.search, query, [m.id for m in metas], self.strategy
-            )
-        return build_set(
-            metas,
-            now=now,
-            tz=self.tz,
-            summaries=summaries,
-            evidence=evidence,
-            evidence_status=status,
+        return await assemble(
+            metas, summaries, self.search, query, self.strategy, now=now or utcnow(), tz=self.tz
         )
+
+    async def recall(
+        self, requester: Requester, request: str
+    ) -> tuple[CandidateSet, Decision | None]:
+        """The candidates with evidence for the user's words, and Recall's proposal."""
+        cset = await self.candidates(requester, request)
+        return cset, await self.recaller.propose(request, cset)
 
     async def _load(self, requester: Requester) -> tuple[list[SessionMeta], dict[str, str]]:
         """The requester's 32 most recent eligible Sessions (the visibility rule first)."""
@@ -169,7 +191,33 @@ class WorkHub:
         earlier = await self._earlier(action_id)
         if earlier is not None:
             return self._converge(earlier, "create", payload)
+        refused = self._creation_refused(
+            str(payload.get("request") or ""), await self.candidates(requester)
+        )
+        if refused is not None:
+            return refused
         return await self._write("create", action_id, None, payload, new_session=(title, requester))
+
+    @staticmethod
+    def _creation_refused(request: str, current: CandidateSet) -> GateResult | None:
+        """A new task only when this turn's user words ask for one (invariant 9), and never
+        for words that name a task the requester already has."""
+        named = [c for c in current.candidates if _names(request, c.meta.name)]
+        if named:
+            return GateResult(
+                False,
+                Refusal.NAMES_A_TASK,
+                detail=f"the user's words name the task {named[0].meta.name!r} "
+                f"({named[0].ref}); delegate there, or ask whether they want a new one",
+            )
+        if not asks_for_new(request, [c.meta.name for c in current.candidates]):
+            return GateResult(
+                False,
+                Refusal.NOT_ASKED,
+                detail="the user did not ask for a new task; ask them which task they mean "
+                "or whether to start a new one",
+            )
+        return None
 
     async def _earlier(self, action_id: str) -> Any:
         async with self.db.read() as s:
@@ -231,3 +279,11 @@ class WorkHub:
             )
         await self.notifier.notify(SESSION_INBOX_TOPIC)
         return GateResult(True, session_id=target)
+
+
+MIN_NAME_CHARS = 4  # shorter names ("Bug") are words, not references
+
+
+def _names(request: str, task_name: str) -> bool:
+    name = " ".join(task_name.lower().split())
+    return len(name) >= MIN_NAME_CHARS and name in " ".join(request.lower().split())

@@ -11,6 +11,7 @@ from bot.assistant.access import Role, role_of
 from bot.assistant.turn_context import BatchItem, TurnContext
 from bot.assistant.visibility import participant, visibility_of
 from bot.workhub.candidates import view
+from bot.workhub.recall import Proposal
 from bot.workhub.service import GateResult, Requester, WorkHub
 
 CLARIFY_HINT = "Do not guess: ask the user which task they mean (or whether to start a new one)."
@@ -44,12 +45,16 @@ async def requester_of(ctx: TurnContext) -> Requester:
     return Requester(conv.id, open_id, role, visibility)
 
 
+def _text_of(item: BatchItem) -> str:
+    return str(item.payload.get("addressed_text") or item.payload.get("text") or "")
+
+
 def _user_words(ctx: TurnContext) -> dict[str, object]:
     latest = _latest_message(ctx)
     if latest is None:
         raise ToolError("there is no user message in this turn to hand over")
     return {
-        "request": str(latest.payload.get("addressed_text") or latest.payload.get("text") or ""),
+        "request": _text_of(latest),
         "message_id": latest.message_id,
         "from": latest.payload.get("sender_id"),
         "conversation_id": ctx.conversation.id,
@@ -63,17 +68,21 @@ def _result(result: GateResult, done: str) -> str:
     raise ToolError(f"{result.refusal.value}: {result.detail}. {CLARIFY_HINT}")
 
 
-async def tasks_candidates(ctx: TurnContext, query: str | None = None) -> str:
-    """List the ongoing tasks this request may belong to: the 32 most recent, with name,
-    state, last activity, a short summary and (when `query` is given) search evidence.
-    Evidence is a weak hint, not proof. Use the returned candidate_set_id and a candidate's
-    ref with tasks_delegate or tasks_status."""
-    cset = await _hub(ctx).candidates(await requester_of(ctx), query)
+async def tasks_candidates(ctx: TurnContext) -> str:
+    """List the ongoing tasks the user's latest message may belong to: the 32 most recent,
+    with name, state, last activity, a short summary and search evidence for the user's
+    words (a weak hint, not proof), and `recall`: a proposal (existing + ref, new, or
+    clarify) with its reason. You decide; when in doubt ask the user. Use the returned
+    candidate_set_id and a candidate's ref with tasks_delegate or tasks_status."""
+    latest = _latest_message(ctx)
+    request = _text_of(latest) if latest else ""
+    cset, decision = await _hub(ctx).recall(await requester_of(ctx), request)
     tz = ctx.services.settings.tz
     body = {
         "candidate_set_id": cset.set_id,
         "evidence": cset.evidence_status,
         "candidates": [asdict(view(c, tz)) for c in cset.candidates],
+        "recall": asdict(Proposal.of(decision)) if decision else None,
     }
     return json.dumps(body, ensure_ascii=False)
 
@@ -96,8 +105,9 @@ async def tasks_delegate(
 
 
 async def tasks_create(ctx: TurnContext, title: str, text: str) -> str:
-    """Start a NEW task. Only when the user clearly asked for a new task; when unsure which
-    task they mean, ask them instead. `text` is your note; the user's words are attached."""
+    """Start a NEW task, only when the user's latest message asks for one (the gate refuses
+    otherwise, and refuses words that name an existing task: then ask the user). `text` is
+    your note; the user's words are attached."""
     payload = {**_user_words(ctx), "note": text}
     requester = await requester_of(ctx)
     result = await _hub(ctx).create(

@@ -17,6 +17,7 @@ from storage.models import InboxItem
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, send
 from tests.assistant.support import sleep as sleep_step
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.feishu_world import WorldFactory
 from tests.seed import owner_dm, task_session
 
@@ -33,6 +34,9 @@ async def test_delegation_carries_the_users_words_from_the_inbox_item(
         listing = json.loads(framed.split("\n", 1)[1].rsplit("\n", 1)[0])
         assert all(not c["ref"].isdigit() for c in listing["candidates"])  # refs, not ids
         target = next(c for c in listing["candidates"] if c["name"] == "Redis timeout")
+        recall = listing["recall"]  # Recall's proposal for the user's words, with its reason
+        assert recall["proposal"] in ("existing", "clarify", "new") and recall["reason"]
+        assert recall["ref"] in (None, *(c["ref"] for c in listing["candidates"]))
         chosen.update(set_id=listing["candidate_set_id"], ref=target["ref"])
         return send(
             "tasks_delegate",
@@ -45,7 +49,7 @@ async def test_delegation_carries_the_users_words_from_the_inbox_item(
 
     provider = ScriptedProvider(
         [
-            send("tasks_candidates", {"query": "redis 超时"}),
+            send("tasks_candidates", {}),
             pick_redis,
             send("send_user", {"text": "handed to the Redis task"}),
             sleep_step,
@@ -108,6 +112,7 @@ async def test_eval_recall_runs_on_the_shipped_dataset_and_evidence_helps(tmp_pa
         "bytes_read",
         "model_input_chars",
         "summary_calls",
+        "model_fallbacks",
     }
     assert set(variants) == {"baseline", "summaries", "summaries_evidence"}
     assert all(set(v) == keys for v in variants.values())
@@ -117,3 +122,50 @@ async def test_eval_recall_runs_on_the_shipped_dataset_and_evidence_helps(tmp_pa
     assert best["wrong_target_rate"] <= base["wrong_target_rate"]
     position_33 = [c for c in report["cases"] if c["id"] == "edge-03"]
     assert all(c[v]["outcome"] != "existing" for c in position_33 for v in variants)
+    assert all(c[v]["reason"] for c in report["cases"] for v in variants)
+    assert base["summary_calls"] == 0 < best["summary_calls"]
+    assert base["bytes_read"] == 0 < best["bytes_read"]  # only evidence reads the logs
+    assert best["model_fallbacks"] == 0
+
+
+async def test_eval_with_the_model_router_reports_its_fallbacks_apart(tmp_path: Path) -> None:
+    """The model answers once with a decision, then with text no router can read: those are
+    fallbacks to the reference router, never scored as the model's."""
+    data = json.loads(DATASET.read_text(encoding="utf-8"))
+    data["cases"] = data["cases"][:2]
+    data["snapshots"] = {c["snapshot"]: data["snapshots"][c["snapshot"]] for c in data["cases"]}
+    small = tmp_path / "two_cases.json"
+    small.write_text(json.dumps(data), encoding="utf-8")
+    async with FakeOpenAIServer() as server:
+        server.reply_text('{"outcome": "clarify", "reason": "two could fit"}')
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot.cli.main",
+            "eval",
+            "recall",
+            "--dataset",
+            str(small),
+            "--router",
+            "model",
+            "--json",
+            env={
+                **os.environ,
+                "MAKA_DATA_DIR": str(tmp_path),
+                "MAKA_MODEL_BASE_URL": server.base_url,
+                "MAKA_MODEL_API_KEY": server.api_key,
+                "MAKA_MODEL_NAME": "fake",
+            },
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+        calls = len(server.requests)
+    assert proc.returncode == 0, err.decode()
+    report = json.loads(out)
+    variants = report["variants"]
+    assert calls == 6  # 2 cases x 3 variants, each through the model
+    assert sum(v["model_fallbacks"] for v in variants.values()) == 5
+    first = report["cases"][0]["baseline"]
+    assert first["outcome"] == "clarify" and first["reason"] == "two could fit"
+    assert all(v["model_input_chars"] > 0 for v in variants.values())

@@ -66,7 +66,6 @@ def _hub(db: Database, tmp_path: Path, index: object | None = None) -> WorkHub:
         Notifier(),
         search,
         tz=utcnow().tzinfo,  # type: ignore[arg-type]
-        owner=OWNER,
         strategy=EvidenceStrategy.BEST_MESSAGE,
     )
 

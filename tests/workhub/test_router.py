@@ -26,6 +26,25 @@ def test_an_explicit_request_for_a_new_task_is_new() -> None:
     assert route("新建一个任务：跟进 Redis timeout", cset).outcome is Outcome.NEW
 
 
+def test_words_inside_a_tasks_own_name_do_not_ask_for_a_new_task() -> None:
+    """Misroutes found by trying it: "new" / 新建 in a task's name read as a request."""
+    cset = build_set(
+        [
+            s("a", "New session timeout bug", 5),
+            s("b", "新建用户接口报错", 9),
+            s("c", "Billing", 20),
+        ],
+        now=NOW,
+        tz=UTC,
+    )
+    named_en = route("how is the new session timeout bug going?", cset)
+    named_zh = route("新建用户接口报错那个问题怎么样了", cset)
+    assert (named_en.outcome, named_en.session_id) == (Outcome.EXISTING, "a")
+    assert (named_zh.outcome, named_zh.session_id) == (Outcome.EXISTING, "b")
+    assert route("新建一个任务：整理发票", cset).outcome is Outcome.NEW
+    assert route("start a new task for the invoices", cset).outcome is Outcome.NEW
+
+
 def test_a_distinctive_name_wins_and_generic_words_do_not_decide() -> None:
     cset = build_set(
         [s("a", "Fix bug in billing export", 50), s("b", "Fix bug in ws.ts", 10)], now=NOW, tz=UTC
