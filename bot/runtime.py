@@ -122,6 +122,7 @@ def create_app(
                 )
             )
             search = SearchService(open_index(settings))
+            session_index = SessionIndexer(db, search, tool_output=settings.index_tool_output)
             services = Services(
                 settings=settings,
                 role=role,
@@ -132,7 +133,7 @@ def create_app(
                 ingest=Ingest(db, notifier, max_event_age=settings.max_event_age),
                 model=model,
                 search=search,
-                session_index=SessionIndexer(db, search, tool_output=settings.index_tool_output),
+                session_index=session_index,
                 workhub=WorkHub(
                     db,
                     notifier,
@@ -140,6 +141,7 @@ def create_app(
                     tz=settings.tz,
                     strategy=settings.workhub_evidence,
                     recaller=Recall(settings.workhub_recall, model, settings.tz),
+                    indexer=session_index,
                 ),
                 readiness=checks,
             )

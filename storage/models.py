@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -226,6 +227,9 @@ class SessionSummary(Base):
     # ahead of the count the stored text was made for; several points coalesce into one job.
     requested_at_count: Mapped[int] = mapped_column(Integer, default=0)
     summarized_at_count: Mapped[int] = mapped_column(Integer, default=0)
+    # A request on another topic was delegated: refresh at the next completion, whatever
+    # the 1, 2, 4, 8 … schedule says.
+    stale: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     generated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     lease_owner: Mapped[str | None] = mapped_column(String(128))

@@ -97,8 +97,8 @@ class MatterService:
             if header is not None:  # a settled turn is activity of the task Session
                 header.last_message_at = now
                 header.status_updated_at = now
-            count = await workhub.record_completion(s, matter.session_id, op, now)
-            notify_summary = count is not None and count & (count - 1) == 0
+            done = await workhub.record_completion(s, matter.session_id, op, now)
+            notify_summary = done is not None and done.refresh
             if request.disposition is Disposition.COMPLETE and not result_reported:
                 notify_inbox = await self._report_in(
                     s, matter, "result", request.summary, f"matter-result:{op}"

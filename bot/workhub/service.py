@@ -10,11 +10,14 @@ from datetime import datetime, tzinfo
 from enum import StrEnum
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from bot.assistant.access import Role
 from bot.assistant.visibility import Visibility
 from bot.config import RecallMode
 from bot.host.notify import Notifier
 from bot.memory.search import SearchService
+from bot.memory.session_index import SessionIndexer, conversation_scope
 from bot.workhub.candidates import (
     MAX_CANDIDATES,
     CandidateSet,
@@ -25,9 +28,10 @@ from bot.workhub.candidates import (
 from bot.workhub.evidence import EvidenceStrategy, Searcher, gather_evidence
 from bot.workhub.recall import Recall
 from bot.workhub.router import Decision, asks_for_new
+from bot.workhub.summaries import shares_little
 from storage.db import Database
-from storage.models import Session
-from storage.repos import inbox, workhub
+from storage.models import Conversation, Session, SessionEvent
+from storage.repos import inbox, sessions, workhub
 from storage.types import utcnow
 
 SESSION_INBOX_TOPIC = "session_inbox"
@@ -113,10 +117,12 @@ class WorkHub:
         tz: tzinfo,
         strategy: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE,
         recaller: Recall | None = None,
+        indexer: SessionIndexer | None = None,
     ) -> None:
         self.db, self.notifier, self.search = db, notifier, search
         self.tz, self.strategy = tz, strategy
         self.recaller = recaller or Recall(RecallMode.REFERENCE, None, tz)
+        self.indexer = indexer
 
     async def candidates(
         self, requester: Requester, query: str | None = None, now: datetime | None = None
@@ -277,8 +283,33 @@ class WorkHub:
                 dedupe_key=f"workhub:{action_id}",
                 created_at=now,
             )
+            assert target is not None
+            logged = await self._log_request(s, kind, target, payload, now)
         await self.notifier.notify(SESSION_INBOX_TOPIC)
+        if self.indexer is not None and logged is not None:
+            await self.indexer.index_events(*logged)
         return GateResult(True, session_id=target)
+
+    @staticmethod
+    async def _log_request(
+        s: AsyncSession, kind: str, target: int, payload: dict[str, Any], now: datetime
+    ) -> tuple[Session, str | None, list[SessionEvent]] | None:
+        """The user's words handed over become the task Session's own log (its summary and
+        search evidence are built from it); a request on another topic than the summary
+        marks the summary stale."""
+        request = str(payload.get("request") or "")
+        header = await s.get(Session, target)
+        if header is None or not request:
+            return None
+        events = await sessions.append_events(s, target, [("user", request, {"via": kind})], now)
+        if kind == "delegate":
+            summary = (await workhub.summaries_for(s, [target])).get(target)
+            if summary and shares_little(request, summary):
+                await workhub.mark_stale(s, target)
+        conversation = (
+            await s.get(Conversation, header.conversation_id) if header.conversation_id else None
+        )
+        return header, conversation_scope(conversation), events
 
 
 MIN_NAME_CHARS = 4  # shorter names ("Bug") are words, not references

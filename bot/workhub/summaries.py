@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from sqlalchemy import select
+
 from bot.agent.framing import quote_data
 from bot.host.notify import Notifier
 from bot.host.workers import Worker
@@ -21,8 +23,9 @@ from bot.llm.types import Message, ModelError
 from bot.memory.search import SearchService
 from bot.workhub.evidence import session_digest
 from storage.db import Database
-from storage.models import Session
+from storage.models import Matter, Session
 from storage.repos import sessions, workhub
+from storage.search.tokenizer import query_units, tokenize
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -41,15 +44,29 @@ INSTRUCTIONS = (
 )
 
 
+STALE_SHARE = 0.2  # a request with fewer of its words in the summary is on another topic
+
+
+def shares_little(request: str, summary: str) -> bool:
+    """Does a newly delegated request talk about something the summary does not mention?
+    (Then the summary is refreshed at the next completion: the RFC leaves topic change open,
+    and this is our answer.)"""
+    units = {u.lower() for u in query_units(request) if len(u) > 1}
+    if not units or not summary:
+        return False
+    known = set(tokenize(summary))
+    return len(units & known) / len(units) < STALE_SHARE
+
+
 async def record_completion(
     db: Database, notifier: Notifier, session_id: int, completion_key: str
 ) -> int | None:
     """Count a completed delegated turn; returns the new count, None for a repeat."""
     async with db.write() as session:
-        count = await workhub.record_completion(session, session_id, completion_key, utcnow())
-    if count is not None and count & (count - 1) == 0:
+        done = await workhub.record_completion(session, session_id, completion_key, utcnow())
+    if done is not None and done.refresh:
         await notifier.notify(TOPIC)
-    return count
+    return done.count if done is not None else None
 
 
 class SummaryWorker(Worker):
@@ -73,6 +90,9 @@ class SummaryWorker(Worker):
             covered, for_count = job.covered_seq, job.requested_at_count
             header = await s.get(Session, session_id)
             name = header.name if header else f"Session {session_id}"
+            objective = await s.scalar(
+                select(Matter.objective).where(Matter.session_id == session_id)
+            )
             events = await sessions.events_after(
                 s, session_id, covered, ("user", "assistant", "status")
             )
@@ -82,7 +102,7 @@ class SummaryWorker(Worker):
                 await workhub.settle_refresh(s, session_id, self.owner, for_count)
             return True
         try:
-            text = await self._summarize(name, previous, [e.text for e in events])
+            text = await self._summarize(name, objective or "", previous, [e.text for e in events])
         except ModelError as exc:
             log.warning("summary of Session %s failed, retrying later: %s", session_id, exc)
             async with self.db.write() as s:
@@ -106,12 +126,13 @@ class SummaryWorker(Worker):
             )
         return True
 
-    async def _summarize(self, name: str, previous: str, texts: list[str]) -> str:
+    async def _summarize(self, name: str, objective: str, previous: str, texts: list[str]) -> str:
         body = "\n".join(f"- {t[:EVENT_CHARS]}" for t in texts)
         prompt = [
             Message.system(INSTRUCTIONS),
             Message.user(
                 f"Session: {name}\n"
+                + (quote_data("objective", objective[:EVENT_CHARS]) + "\n" if objective else "")
                 + (quote_data("previous summary", previous) + "\n" if previous else "")
                 + quote_data("new events", body)
             ),

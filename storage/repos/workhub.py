@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -80,11 +81,17 @@ async def summaries_for(session: AsyncSession, ids: Sequence[int]) -> dict[int, 
     return {int(sid): str(text) for sid, text in rows.all()}
 
 
+@dataclass(frozen=True)
+class Completion:
+    count: int  # completed turns so far
+    refresh: bool  # a summary refresh was asked for (a 1, 2, 4, 8 … point, or a stale one)
+
+
 async def record_completion(
     session: AsyncSession, session_id: int, key: str, now: datetime
-) -> int | None:
-    """The Session's new completion count, or None when this notification was counted
-    before (a repeated terminal notification does not count twice)."""
+) -> Completion | None:
+    """Count a completed turn; None when this notification was counted before (a repeated
+    terminal notification does not count twice)."""
     added = await session.execute(
         insert_for(session, SessionCompletion)
         .values(session_id=session_id, completion_key=key, created_at=now)
@@ -101,16 +108,29 @@ async def record_completion(
             completion_count=0,
             requested_at_count=0,
             summarized_at_count=0,
+            stale=False,
         )
         .on_conflict_do_nothing(index_elements=["session_id"])
     )
     row = await session.get(SessionSummary, session_id, with_for_update=True)
     assert row is not None
     row.completion_count += 1
-    if row.completion_count & (row.completion_count - 1) == 0:  # 1, 2, 4, 8, 16, ...
-        row.requested_at_count = row.completion_count
+    power_of_two = row.completion_count & (row.completion_count - 1) == 0  # 1, 2, 4, 8, ...
+    refresh = power_of_two or row.stale
+    if refresh:
+        row.requested_at_count, row.stale = row.completion_count, False
     await session.flush()
-    return row.completion_count
+    return Completion(row.completion_count, refresh)
+
+
+async def mark_stale(session: AsyncSession, session_id: int) -> bool:
+    """The summary no longer says what the task is about; False when there is none."""
+    result = await session.execute(
+        update(SessionSummary)
+        .where(SessionSummary.session_id == session_id, SessionSummary.text.is_not(None))
+        .values(stale=True)
+    )
+    return bool(getattr(result, "rowcount", 0))
 
 
 _REFRESH_PENDING = SessionSummary.requested_at_count > SessionSummary.summarized_at_count

@@ -11,14 +11,14 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from bot.llm.scripted import ScriptedProvider
-from bot.llm.types import Message, ToolSpec
+from bot.llm.types import Message
 from storage.models import InboxItem
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, send
 from tests.assistant.support import sleep as sleep_step
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.feishu_world import WorldFactory
+from tests.matters.routed_model import RoutedModel
 from tests.seed import owner_dm, task_session
 
 DATASET = Path(__file__).parents[1] / "data" / "recall_cases.json"
@@ -29,7 +29,7 @@ async def test_delegation_carries_the_users_words_from_the_inbox_item(
 ) -> None:
     chosen: dict[str, str] = {}
 
-    def pick_redis(messages: list[Message], _t: list[ToolSpec]) -> object:
+    def pick_redis(messages: list[Message]) -> object:
         framed = messages[-1].content or ""
         listing = json.loads(framed.split("\n", 1)[1].rsplit("\n", 1)[0])
         assert all(not c["ref"].isdigit() for c in listing["candidates"])  # refs, not ids
@@ -47,15 +47,17 @@ async def test_delegation_carries_the_users_words_from_the_inbox_item(
             },
         )
 
-    provider = ScriptedProvider(
-        [
-            send("tasks_candidates", {}),
-            pick_redis,
-            send("send_user", {"text": "handed to the Redis task"}),
-            sleep_step,
-        ]
+    # Routed by role: the Redis task's own agent (adopting the delegation) waits, unscripted,
+    # instead of taking one of the Bot's steps.
+    model = RoutedModel()
+    model.add(
+        "bot",
+        send("tasks_candidates", {}),
+        pick_redis,
+        send("send_user", {"text": "handed to the Redis task"}),
+        sleep_step,
     )
-    async with bot_world(make_world, provider) as w:
+    async with bot_world(make_world, model) as w:  # type: ignore[arg-type]
         db = w.app.services.db
         now = utcnow()
         async with db.write() as s:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -13,12 +13,15 @@ from bot.config import EvidenceStrategy
 from bot.host.notify import Notifier
 from bot.llm.client import MemoryRecorder, ModelClient
 from bot.llm.scripted import ScriptedProvider
+from bot.llm.types import Message, ToolSpec
 from bot.memory.search import SearchService
+from bot.memory.session_index import SessionIndexer
 from bot.workhub.service import Refusal, Requester, WorkHub
 from bot.workhub.summaries import SummaryWorker, record_completion
 from storage.db import Database
-from storage.models import Conversation, InboxItem, Session, SessionSummary
+from storage.models import Conversation, InboxItem, Matter, Session, SessionSummary
 from storage.repos import sessions, workhub
+from storage.search import SearchFilters
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow
 from tests.memory.test_session_search import BrokenIndex
@@ -247,3 +250,99 @@ async def test_candidates_in_a_group_are_only_that_groups_and_the_owners_dm_sees
     )
     async with db.read() as s:
         assert await s.scalar(select(func.count(Session.id))) == len(ids) + 1
+
+
+async def test_the_users_words_handed_to_a_task_are_its_log_and_searchable(
+    db: Database, tmp_path: Path
+) -> None:
+    requester, _ = await _seed(db)
+    search = SearchService(EmbeddedSearchIndex(tmp_path / "idx"))
+    hub = WorkHub(db, Notifier(), search, tz=UTC, indexer=SessionIndexer(db, search))
+    cset = await hub.candidates(requester)
+    target = cset.candidates[1]
+    done = await hub.delegate(
+        requester,
+        action_id="a1",
+        candidate_set_id=cset.set_id,
+        candidate_ref=target.ref,
+        payload={"request": "also check the ERR_CONN_RESET on 灰度环境"},
+    )
+    assert done.ok
+    async with db.read() as s:
+        log = await sessions.events_after(s, int(target.meta.id), 0, ("user",))
+    assert [e.text for e in log] == ["also check the ERR_CONN_RESET on 灰度环境"]
+    hits = await search.search("灰度", SearchFilters(session_ids=[target.meta.id]))
+    assert [h.session_id for h in hits] == [target.meta.id]
+
+
+async def test_a_request_on_another_topic_makes_the_next_completion_refresh_the_summary(
+    db: Database, tmp_path: Path
+) -> None:
+    requester, ids = await _seed(db, 1)
+    sid = ids[0]
+    notifier = Notifier()
+    for n in (1, 2, 3):  # refreshes at 1 and 2; 3 is no point of the schedule
+        await record_completion(db, notifier, sid, f"turn-{n}")
+    async with db.write() as s:
+        await workhub.store_summary(
+            s, sid, "me", text="Redis timeouts on staging; ERR_CONN_RESET.", covered_seq=0,
+            for_count=2, now=utcnow(),
+        )  # fmt: skip
+    hub = _hub(db, tmp_path)
+    cset = await hub.candidates(requester)
+    for i, request in enumerate(("the redis timeout again", "renew the docs SSL certificate")):
+        await hub.delegate(
+            requester,
+            action_id=f"d{i}",
+            candidate_set_id=(await hub.candidates(requester)).set_id,
+            candidate_ref=cset.candidates[0].ref,
+            payload={"request": request},
+        )
+        async with db.read() as s:
+            row = await s.get(SessionSummary, sid)
+            assert row is not None
+            assert row.stale is (i == 1)  # only the request on another topic
+    await record_completion(db, notifier, sid, "turn-4")  # a schedule point anyway
+    await record_completion(db, notifier, sid, "turn-5")
+    async with db.read() as s:
+        row = await s.get(SessionSummary, sid)
+    assert row is not None and row.requested_at_count == 4 and not row.stale
+    async with db.write() as s:  # stale again: turn 6 is no schedule point, yet refreshes
+        await workhub.mark_stale(s, sid)
+    await record_completion(db, notifier, sid, "turn-6")
+    async with db.read() as s:
+        row = await s.get(SessionSummary, sid)
+    assert row is not None and row.requested_at_count == 6 and not row.stale
+
+
+async def test_the_summary_is_written_from_the_objective_and_the_tasks_own_log(
+    db: Database, tmp_path: Path
+) -> None:
+    _, ids = await _seed(db, 1)
+    sid = ids[0]
+    async with db.write() as s:
+        s.add(
+            Matter(
+                session_id=sid, objective="Keep the nightly export under 10 minutes",
+                amendments=[], wakes=[], work_record=[], status="active",
+                created_at=utcnow(), updated_at=utcnow(),
+            )
+        )  # fmt: skip
+        await sessions.append_events(s, sid, [("user", "it took 14 minutes today", None)], utcnow())
+    await record_completion(db, Notifier(), sid, "turn-1")
+    seen: list[str] = []
+
+    def summarize(messages: list[Message], _tools: list[ToolSpec]) -> object:
+        seen.append(messages[-1].content or "")
+        return ScriptedProvider.text("Nightly export speed; 14 minutes today.")
+
+    worker = SummaryWorker(
+        db,
+        ModelClient(ScriptedProvider([summarize]), MemoryRecorder()),
+        SearchService(EmbeddedSearchIndex(tmp_path / "idx")),
+        "me",
+    )
+    assert await worker.run_once()
+    [prompt] = seen
+    assert "Keep the nightly export under 10 minutes" in prompt
+    assert "it took 14 minutes today" in prompt
