@@ -27,7 +27,7 @@ from bot.assistant.visibility import visibility_of
 from bot.llm.types import Message, ModelError
 from bot.memory.session_index import conversation_scope
 from bot.services import Services
-from storage.models import SessionEvent
+from storage.models import Session, SessionEvent
 from storage.repos import conversations, inbox, sessions
 from storage.types import utcnow
 
@@ -85,8 +85,11 @@ class BotTurn:
         for_model = [item for item in batch if item.id not in direct]
         if for_model:
             await self._think(ctx, coordination.id, for_model, outcome)
-        logged = await self._commit(ctx, coordination.id, direct)
-        await services.session_index.index_events(coordination, conversation_scope(conv), logged)
+        logged, told = await self._commit(ctx, coordination.id, direct)
+        scope = conversation_scope(conv)
+        await services.session_index.index_events(coordination, scope, logged)
+        for task, events in told:
+            await services.session_index.index_events(task, scope, events)
         return outcome
 
     async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:
@@ -161,8 +164,9 @@ class BotTurn:
 
     async def _commit(
         self, ctx: TurnContext, session_id: int, direct: set[int]
-    ) -> list[SessionEvent]:
-        """Mark the whole batch delivered and log the turn, in one transaction."""
+    ) -> tuple[list[SessionEvent], list[tuple[Session, list[SessionEvent]]]]:
+        """Mark the whole batch delivered and log the turn, in one transaction; what the user
+        was told about a task's update also goes into that task's own log."""
         now = utcnow()
         model_items = [item for item in ctx.batch if item.id not in direct]
         events: list[tuple[str, str, dict[str, object] | None]] = []
@@ -178,10 +182,24 @@ class BotTurn:
                 )
             )
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
+        told: list[tuple[Session, list[SessionEvent]]] = []
         async with self.services.db.write() as session:
             await inbox.mark_delivered(session, [item.id for item in ctx.batch], ctx.turn_key, now)
             if not events:
-                return []
+                return [], told
             logged = await sessions.append_events(session, session_id, events, now)
             await sessions.touch(session, session_id, now)
-        return logged
+            for task_id in _tasks_updated(model_items) if ctx.sent else ():
+                task = await session.get(Session, task_id)
+                if task is not None:
+                    told_user = ("assistant", "\n\n".join(ctx.sent), {"told_user": True})
+                    told.append(
+                        (task, await sessions.append_events(session, task_id, [told_user], now))
+                    )
+        return logged, told
+
+
+def _tasks_updated(items: list[BatchItem]) -> list[int]:
+    """The task Sessions whose updates this turn answered (in order, once each)."""
+    ids = [item.payload.get("session_id") for item in items if item.kind == "task_update"]
+    return list(dict.fromkeys(int(i) for i in ids if isinstance(i, int)))

@@ -219,6 +219,7 @@ class MatterService:
             conversation_id=matter.conversation_id,
             payload={
                 "matter_id": matter.id,
+                "session_id": matter.session_id,
                 "task": header.name if header else "",
                 "update": kind,
                 "text": f"[{kind}] task #{matter.id}: {text}",

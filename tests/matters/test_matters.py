@@ -15,8 +15,9 @@ from bot.matters.rules import Disposition, SettleRequest
 from bot.matters.service import MatterService
 from storage.db import create_database
 from storage.models import InboxItem, Matter, Timer
+from storage.repos import sessions
 from storage.types import utcnow
-from tests.assistant.support import last_user_text, replies, say, say_in_group
+from tests.assistant.support import all_delivered, last_user_text, replies, say, say_in_group
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.matters.routed_model import APPROVE, RoutedModel, reject, send, text
 from tests.seed import owner_dm, task_session
@@ -111,10 +112,16 @@ async def test_a_wait_survives_downtime_fires_once_and_the_user_hears_the_result
         assert await replies(w2, 1) == ["Your nightly report is fine."]
         await asyncio.sleep(0.5)
         assert len(w2.fake.sent) == 1
+        await all_delivered(w2)
         async with w2.app.services.db.read() as s:
             timer = await s.scalar(select(Timer).where(Timer.kind == "matter_wake"))
             matter = await s.scalar(select(Matter).where(Matter.session_id == session_id))
+            task_log = await sessions.events_after(s, session_id, 0, ("assistant",))
     assert timer is not None and timer.state == "fired"
+    # what the user was told about the task is in the task's own log
+    assert [e.text for e in task_log if (e.payload or {}).get("told_user")] == [
+        "Your nightly report is fine."
+    ]
     assert matter is not None and matter.run_count == 2 and matter.wakes == []
     assert model.calls["agent"] == 3
 
