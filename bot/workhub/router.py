@@ -57,10 +57,12 @@ EXPLICIT_NEW = re.compile(
 )
 REFERENCE_ONLY = re.compile(
     r"(\b(continue|resume|keep going( with)?|back to)\b.*\b(that|this|it|the last|previous)\b"
-    r"|\bthat one\b|\bthe one (we|i)\b|接着|继续(刚才|上次|那个|之前)|刚才(那个|的)|上一个|之前那个"
+    r"|\bthat one\b|\bthe one (we|i)\b|继续(刚才|上次|那个|之前)|刚才(那个|的)|上一个|之前那个"
     r"|早上(那个|说的))",
     re.IGNORECASE,
 )
+# A request that is nothing but "go on".
+CONTINUATION = re.compile(r"(继续|接着|\bkeep going\b|\bcontinue\b|\bgo on\b|\bresume\b)", re.I)
 # Words that say "this is about a task" rather than which one.
 GENERIC = {
     "continue",
@@ -150,6 +152,8 @@ def route(
 
     ranked = sorted(cset.candidates, key=lambda c: scores[c.ref], reverse=True)
     best = ranked[0]
+    if not units and CONTINUATION.search(request):
+        return _most_recent(cset, scores)  # nothing but "继续" / "keep going"
     if content[best.ref] < w.min_content or content[best.ref] / total < w.min_share:
         if REFERENCE_ONLY.search(request):
             return _most_recent(cset, scores)

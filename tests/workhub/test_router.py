@@ -80,3 +80,13 @@ def test_continue_that_one_means_the_clearly_most_recent() -> None:
     close = build_set([s("a", "Redis timeout", 5), s("b", "Billing", 20)], now=NOW, tz=UTC)
     assert route("接着刚才那个", clear).session_id == "a"
     assert route("接着刚才那个", close).outcome is Outcome.CLARIFY
+
+
+def test_a_bare_go_on_means_the_clearly_most_recent_but_a_named_topic_is_not_go_on() -> None:
+    """接着 after words no task matches is about that topic (here an archived task), not a
+    reference to whatever was most recent."""
+    clear = build_set([s("a", "Redis timeout", 5), s("b", "Billing", 600)], now=NOW, tz=UTC)
+    for bare in ("继续", "接着", "keep going"):
+        assert route(bare, clear).session_id == "a", bare
+    for topic in ("CDN 回源失败接着查", "年终奖理财那个方案接着弄"):
+        assert route(topic, clear).outcome is Outcome.CLARIFY, topic
