@@ -22,22 +22,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.console.identity import CONSOLE_PLATFORM, console_identity
 from bot.config import Settings
-from bot.memory.session_index import conversation_scope
+from bot.memory.session_index import ChatLike, conversation_scope
 from storage.repos import source_shares
 from storage.search import SearchFilters
 
 
-class ConversationLike(Protocol):
+class ConversationLike(ChatLike, Protocol):
     @property
     def id(self) -> int: ...
     @property
     def platform(self) -> str: ...
-    @property
-    def chat_id(self) -> str: ...
-    @property
-    def chat_type(self) -> str: ...
-    @property
-    def peer_open_id(self) -> str | None: ...
 
 
 @dataclass(frozen=True)

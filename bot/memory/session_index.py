@@ -21,7 +21,9 @@ TOOL_KINDS = ("tool_result",)
 BATCH = 500
 
 
-class _Chat(Protocol):
+class ChatLike(Protocol):
+    """What a conversation's scope is made of (a stored row or a turn's view of it)."""
+
     @property
     def chat_id(self) -> str: ...
     @property
@@ -30,7 +32,7 @@ class _Chat(Protocol):
     def peer_open_id(self) -> str | None: ...
 
 
-def conversation_scope(conversation: _Chat | None) -> str | None:
+def conversation_scope(conversation: ChatLike | None) -> str | None:
     """The search scope of a conversation's messages and Session logs (`dm:<peer>` or
     `group:<chat_id>`, as its synced history is scoped)."""
     if conversation is None:

@@ -8,6 +8,7 @@ import os
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
@@ -86,7 +87,8 @@ async def test_delegation_carries_the_users_words_from_the_inbox_item(
     assert item.payload["note"] == "user wants a follow-up"
 
 
-async def test_eval_recall_runs_on_the_shipped_dataset_and_evidence_helps(tmp_path: Path) -> None:
+async def _eval_recall(dataset: Path, *args: str, **env: str) -> dict[str, Any]:
+    """`maka eval recall --json` as a user runs it: a real process, its JSON report."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -94,15 +96,21 @@ async def test_eval_recall_runs_on_the_shipped_dataset_and_evidence_helps(tmp_pa
         "eval",
         "recall",
         "--dataset",
-        str(DATASET),
+        str(dataset),
         "--json",
-        env={**os.environ, "MAKA_DATA_DIR": str(tmp_path)},
+        *args,
+        env={**os.environ, **env},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
-    report = json.loads(out)
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+async def test_eval_recall_runs_on_the_shipped_dataset_and_evidence_helps(tmp_path: Path) -> None:
+    report = await _eval_recall(DATASET, MAKA_DATA_DIR=str(tmp_path))
     variants = report["variants"]
     keys = {
         "cases",
@@ -140,31 +148,16 @@ async def test_eval_with_the_model_router_reports_its_fallbacks_apart(tmp_path: 
     small.write_text(json.dumps(data), encoding="utf-8")
     async with FakeOpenAIServer() as server:
         server.reply_text('{"outcome": "clarify", "reason": "two could fit"}')
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bot.cli.main",
-            "eval",
-            "recall",
-            "--dataset",
-            str(small),
+        report = await _eval_recall(
+            small,
             "--router",
             "model",
-            "--json",
-            env={
-                **os.environ,
-                "MAKA_DATA_DIR": str(tmp_path),
-                "MAKA_MODEL_BASE_URL": server.base_url,
-                "MAKA_MODEL_API_KEY": server.api_key,
-                "MAKA_MODEL_NAME": "fake",
-            },
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            MAKA_DATA_DIR=str(tmp_path),
+            MAKA_MODEL_BASE_URL=server.base_url,
+            MAKA_MODEL_API_KEY=server.api_key,
+            MAKA_MODEL_NAME="fake",
         )
-        out, err = await asyncio.wait_for(proc.communicate(), 120)
         calls = len(server.requests)
-    assert proc.returncode == 0, err.decode()
-    report = json.loads(out)
     variants = report["variants"]
     assert calls == 6  # 2 cases x 3 variants, each through the model
     assert sum(v["model_fallbacks"] for v in variants.values()) == 5
