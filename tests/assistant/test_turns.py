@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from bot.agent.framing import estimate_tokens
+from bot.assistant.component import Assistant
+from bot.assistant.history import OMITTED
 from bot.assistant.turn import MODEL_FAILED_REPLY
 from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message, ModelUnavailable, ToolSpec
-from storage.models import Lease, SessionEvent
+from storage.models import InboxItem, Lease, OutboxMessage, SessionEvent
 from storage.types import utcnow
+from tests.apps import RunningApp, make_settings, running_app
 from tests.assistant.support import all_delivered, bot_world, last_user_text, replies, say, send
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import WorldFactory
+from tests.waiting import wait_until
 
 
 async def test_three_messages_sent_while_a_turn_runs_reach_the_next_turn_as_one_batch(
@@ -143,9 +148,11 @@ async def test_a_failing_model_gets_one_apology_and_the_next_input_works(
     assert any("are you ok?" in text for text in users)  # the failed input stays recorded
 
 
-async def test_a_200_turn_conversation_keeps_model_input_under_its_bound(
-    make_world: WorldFactory,
+async def test_a_long_conversation_keeps_model_input_under_its_bound(
+    tmp_path: Path, database_url: str
 ) -> None:
+    """Through the console channel: the same ingest, inbox, Bot and outbox, without Feishu's
+    5 messages per second per chat, which would make 200 replies take 40 s by themselves."""
     bound = 2000
     sizes: list[int] = []
 
@@ -157,17 +164,31 @@ async def test_a_200_turn_conversation_keeps_model_input_under_its_bound(
         return send("send_user", {"text": "好的，" + "收到你的消息并已处理。" * 8})
 
     provider = ScriptedProvider([])
-    for _ in range(200):
+    turns = 100  # the window fills within ~15 turns and the summary reaches its cap by ~50
+    for _ in range(turns):
         provider.add(answer, sleep_step)
-    async with bot_world(make_world, provider, context_tokens=bound) as w:
-        for i in range(200):
-            await say(w, f"第{i}条消息：请记录一下今天的进展 step {i} " + "细节" * 20)
-            await all_delivered(w)
-        async with w.app.services.db.read() as s:
+    settings = make_settings(tmp_path, database_url, context_tokens=bound, bot_debounce=0.0)
+    async with running_app(settings, bot=Assistant(), model_provider=provider) as app:
+        for i in range(turns):
+            text = f"第{i}条消息：请记录一下今天的进展 step {i} " + "细节" * 20
+            async with app.http.post(f"{app.url}/console/api/messages", json={"text": text}) as r:
+                assert r.status == 200, await r.text()
+            await wait_until(lambda n=i + 1: _answered(app, n), what=f"turn {i} answered")
+        async with app.services.db.read() as s:
             summaries = (
                 await s.scalars(select(SessionEvent).where(SessionEvent.kind == "summary"))
             ).all()
-    assert len(sizes) == 200
+    assert len(sizes) == turns
     assert max(sizes) <= bound, max(sizes)
     assert summaries, "older turns were folded into a rolling summary"
-    assert "第199条" in last_user_text(provider.requests[-2][0])
+    assert summaries[-1].text.startswith(OMITTED), "the summary reached its own cap"
+    assert f"第{turns - 1}条" in last_user_text(provider.requests[-2][0])
+
+
+async def _answered(app: RunningApp, turns: int) -> bool:
+    async with app.services.db.read() as s:
+        pending = await s.scalar(
+            select(func.count(InboxItem.id)).where(InboxItem.delivered_at.is_(None))
+        )
+        sent = await s.scalar(select(func.count(OutboxMessage.id)))
+    return pending == 0 and sent == turns
