@@ -46,8 +46,7 @@ class RoutedModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Completion:
-        system = messages[0].content or ""
-        role = next(r for r, prefix in ROLES.items() if system.startswith(prefix))
+        role = role_of(messages)
         self.calls[role] += 1
         if not self.scripts[role] and role in DEFAULTS:
             self.scripts[role].append(ScriptedProvider.text(DEFAULTS[role]))
@@ -59,14 +58,25 @@ class RoutedModel:
             raise AssertionError(
                 f"the {role!r} model was called but the test scripted no step for it"
             ) from None
-        step = self.scripts[role].popleft()
-        if callable(step) and not isinstance(step, PlannedReply):
-            step = step(list(messages))
-            if inspect.isawaitable(step):
-                step = await step
-        assert isinstance(step, PlannedReply)
+        step = await resolve_step(self.scripts[role].popleft(), messages)
         self._player.add(step)
         return await self._player.complete(messages, tools)
+
+
+def role_of(messages: Sequence[Message]) -> str:
+    """Who is asking, by the system prompt's opening words."""
+    system = messages[0].content or ""
+    return next(r for r, prefix in ROLES.items() if system.startswith(prefix))
+
+
+async def resolve_step(step: Step, messages: Sequence[Message]) -> PlannedReply:
+    """A planned reply, or what a step function (sync or async) makes of the messages."""
+    if callable(step) and not isinstance(step, PlannedReply):
+        step = step(list(messages))
+        if inspect.isawaitable(step):
+            step = await step
+    assert isinstance(step, PlannedReply)
+    return step
 
 
 send = ScriptedProvider.tool_call

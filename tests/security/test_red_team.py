@@ -32,7 +32,6 @@ a red-team case fails here.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import re
 from collections import deque
@@ -72,7 +71,7 @@ from tests.apps import make_settings, running_app
 from tests.assistant.support import all_delivered, last_user_text, say
 from tests.fakes import FeishuEventSender, FeishuFake, Mention
 from tests.feishu_world import ENCRYPT_KEY, OWNER, VERIFICATION_TOKEN, FeishuWorld
-from tests.matters.routed_model import APPROVE, ROLES, RoutedModel, send
+from tests.matters.routed_model import APPROVE, RoutedModel, resolve_step, role_of, send
 from tests.waiting import wait_until
 
 MARKERS = ("OWNERDMMARKER", "OWNERMAILMARKER", "OWNERTASKMARKER", "机密预算")
@@ -177,13 +176,7 @@ class RedTeamModel(RoutedModel):
         if not plan:
             self.problems.append(f"the agent of Matter #{matter_id} ran past its plan")
             return ScriptedProvider.text("nothing to do")
-        step = plan.popleft()
-        if callable(step) and not isinstance(step, PlannedReply):
-            step = step(messages)
-            if inspect.isawaitable(step):
-                step = await step
-        assert isinstance(step, PlannedReply)
-        return step
+        return await resolve_step(plan.popleft(), messages)
 
     async def complete(
         self,
@@ -193,8 +186,7 @@ class RedTeamModel(RoutedModel):
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Completion:
-        system = messages[0].content or ""
-        role = next(r for r, prefix in ROLES.items() if system.startswith(prefix))
+        role = role_of(messages)
         label = self.label
         if role == "agent":
             label = self._plan_of(messages)[1]
