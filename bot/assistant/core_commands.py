@@ -77,7 +77,7 @@ async def status_report(ctx: CommandContext) -> str:
     services = ctx.services
     tz = services.settings.tz
     everything = ctx.visibility.everything
-    within = None if everything else ctx.conversation_id
+    within = ctx.visibility.only_conversation
     where = "" if everything else " in this chat"
     async with services.db.read() as session:
         pending_inbox = await inbox.count_pending(session, within)

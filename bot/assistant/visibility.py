@@ -43,6 +43,16 @@ class Visibility:
     conversation_id: int | None
     scopes: frozenset[str] = frozenset()
 
+    @property
+    def sees_nothing(self) -> bool:
+        return not self.everything and self.conversation_id is None
+
+    @property
+    def only_conversation(self) -> int | None:
+        """The conversation rows must belong to, for a query's filter; None when everything
+        may be seen (check `sees_nothing` first: None does not mean nothing)."""
+        return None if self.everything else self.conversation_id
+
     def sees_conversation(self, conversation_id: int | None) -> bool:
         """Tasks, Matters and queues belong to the conversation they were started in."""
         if self.everything:

@@ -52,11 +52,9 @@ async def _get(ctx: CommandContext, matter_id: int) -> Matter | None:
 
 async def _list(ctx: CommandContext) -> str:
     async with ctx.services.db.read() as s:
-        visibility = ctx.visibility
-        if not visibility.everything and visibility.conversation_id is None:
+        if ctx.visibility.sees_nothing:
             return "No tasks."
-        within = None if visibility.everything else visibility.conversation_id
-        rows = await matters.listing(s, conversation_id=within)
+        rows = await matters.listing(s, conversation_id=ctx.visibility.only_conversation)
     if not rows:
         return "No tasks."
     return "\n".join(

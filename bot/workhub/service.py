@@ -142,9 +142,9 @@ class WorkHub:
     async def _load(self, requester: Requester) -> tuple[list[SessionMeta], dict[str, str]]:
         """The requester's 32 most recent eligible Sessions (the visibility rule first)."""
         visibility = requester.visibility
-        if not visibility.everything and visibility.conversation_id is None:
+        if visibility.sees_nothing:
             return [], {}
-        within = None if visibility.everything else visibility.conversation_id
+        within = visibility.only_conversation
         metas: list[SessionMeta] = []
         async with self.db.read() as s:
             offset = 0
