@@ -189,7 +189,7 @@ async def _index_snapshot(search: SearchService, snapshot: _Snapshot) -> None:
         raise RuntimeError("could not index the snapshot's messages")
 
 
-def _metas(snapshot: _Snapshot) -> list[SessionMeta]:
+def session_metas(snapshot: _Snapshot) -> list[SessionMeta]:
     return [
         SessionMeta(
             id=s.id,
@@ -218,7 +218,7 @@ async def _run_case(
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"id": case.id, "expect": case.expect.model_dump(mode="json")}
     summaries_all = {s.id: s.summary for s in snapshot.sessions if s.summary}
-    metas = _metas(snapshot)
+    metas = session_metas(snapshot)
     for variant in VARIANTS:
         reader = _CountingSearcher(search)
         started = time.perf_counter()

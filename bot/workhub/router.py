@@ -5,7 +5,10 @@ ever chooses among the candidate set it is given; every doubt ends in `clarify` 
 9), and `new` needs an explicit request.
 
 Matching weighs each request token by how rare it is among the candidates (so "bug" in
-"Fix bug" and "Fix bug (2)" counts for little and `ERR_CONN_RESET` for a lot).
+"Fix bug" and "Fix bug (2)" counts for little and `ERR_CONN_RESET` for a lot). Pointer and question words
+are cut out before the request is split into words, a lone Chinese character counts half, and
+a candidate whose name carries another version label than the request ("rev C" for "rev A")
+is ruled out. Each rule was checked on sets written blind (README, "Routing to ongoing tasks").
 """
 
 from __future__ import annotations
@@ -109,10 +112,32 @@ GENERIC = {
     "吗",
     "帮我",
 }
+# English words that ask or point rather than name: "did the laptops arrive?"
+GENERIC |= set(
+    "did does do done how what when where which who why can could should would any some our "
+    "we you your my me us get got now yet still already status going go out".split()
+)
+# Chinese pointers, pronouns, question and filler words. They are cut out of the request
+# before it is split into words, because jieba glues them to the word beside them
+# (后端那几台 -> 后端那 / 几台, 帮我写 as one word) and the glued word then matches nothing.
+FUNCTION_WORDS = re.compile(
+    r"(那个|这个|那些|这些|那张|这张|那条|这条|那几|这几|那边|这边|那次|这次|那件|这件|那份|这份"
+    r"|哪个|哪些|哪里|哪儿|到哪|什么|怎么样|怎么|为什么|是不是|有没有|能不能|要不要|可不可以"
+    r"|一下|帮我|帮忙|我们|你们|他们|现在|的话|一个|还有|这种|那种)"
+)
+# A lone Chinese character is mostly a verb or a measure word (看, 做, 改, 第, 个): it counts
+# for less than a word.
+SINGLE_CHAR_FACTOR = 0.5
 # Error codes, paths, ticket numbers: nobody writes them by accident.
 IDENTIFIER = re.compile(r"[_./#:]|\d.*[a-z]|[a-z].*\d", re.IGNORECASE)
 IDENTIFIER_BOOST = 1.5
 RECENT_GAP_HOURS = 3.0
+# Labels that tell versions of one thing apart: "rev A" is not the task "PCB 打样 rev C".
+VERSION_LABELS = re.compile(
+    r"\b(rev)(?:ision)?\.?\s*([a-z0-9]{1,3})\b|\b(v)(\d+(?:\.\d+)*)\b|\b(q)([1-4])\b"
+    r"|第\s*(\d+|[一二三四五六七八九十]+)\s*(版|期|轮|批)",
+    re.IGNORECASE,
+)
 
 
 def route(
@@ -129,15 +154,19 @@ def route(
     if not cset.candidates:
         return Decision(Outcome.CLARIFY, reason="no candidates")
 
-    units = [u for u in query_units(request) if u.lower() not in GENERIC]
+    units = request_units(request)
     fields = {c.ref: _fields(c, use_summaries, use_evidence) for c in cset.candidates}
     weight = _unit_weights(units, fields)
     total = sum(weight.values()) or 1.0
 
+    asked = version_labels(request)
     content: dict[str, float] = {}
     scores: dict[str, float] = {}
     for c in cset.candidates:
         name, summary, evidence = fields[c.ref]
+        if _another_version(asked, version_labels(c.meta.name)):
+            content[c.ref], scores[c.ref] = 0.0, 0.0
+            continue
         found_name = {u for u in units if _matches(u, name)}
         found_summary = {u for u in units if _matches(u, summary)} - found_name
         found_evidence = {u for u in units if _matches(u, evidence)} - found_name - found_summary
@@ -161,6 +190,31 @@ def route(
     if len(ranked) > 1 and content[best.ref] - content[ranked[1].ref] < w.margin:
         return Decision(Outcome.CLARIFY, reason="two candidates fit about equally", scores=scores)
     return Decision(Outcome.EXISTING, best.meta.id, best.ref, "best match", scores)
+
+
+def version_labels(text: str) -> dict[str, str]:
+    """{"rev": "a"}, {"v": "2"}, {"q": "3"}, {"版": "2"} found in a text."""
+    labels: dict[str, str] = {}
+    for m in VERSION_LABELS.finditer(text):
+        if m.group(1):
+            labels["rev"] = m.group(2).lower()
+        elif m.group(3):
+            labels["v"] = m.group(4)
+        elif m.group(5):
+            labels["q"] = m.group(6)
+        else:
+            labels[m.group(8)] = m.group(7)
+    return labels
+
+
+def _another_version(asked: dict[str, str], named: dict[str, str]) -> bool:
+    return any(kind in named and named[kind] != value for kind, value in asked.items())
+
+
+def request_units(request: str) -> list[str]:
+    """The words of the request that could tell one task from another."""
+    cleaned = FUNCTION_WORDS.sub(" ", request)
+    return [u for u in query_units(cleaned) if u.lower() not in GENERIC]
 
 
 def asks_for_new(request: str, task_names: Sequence[str]) -> bool:
@@ -232,5 +286,9 @@ def _unit_weights(
             if _matches(unit, name | summary | evidence)
         )
         weight = math.log(1 + n / (1 + df)) / unique
-        weights[unit] = weight * IDENTIFIER_BOOST if IDENTIFIER.search(unit) else weight
+        if IDENTIFIER.search(unit):
+            weight *= IDENTIFIER_BOOST
+        elif len(unit) == 1 and "\u3400" <= unit <= "\u9fff":
+            weight *= SINGLE_CHAR_FACTOR
+        weights[unit] = weight
     return weights

@@ -90,3 +90,43 @@ def test_a_bare_go_on_means_the_clearly_most_recent_but_a_named_topic_is_not_go_
         assert route(bare, clear).session_id == "a", bare
     for topic in ("CDN 回源失败接着查", "年终奖理财那个方案接着弄"):
         assert route(topic, clear).outcome is Outcome.CLARIFY, topic
+
+
+def test_pointer_and_question_words_do_not_hide_the_word_they_are_glued_to() -> None:
+    """jieba cuts 后端那几台 as 后端那 / 几台 and 帮我写 as one word; cut out first, 后端 and
+    发言稿 are found."""
+    sessions = [s("a", "后端扩容", 5), s("b", "家长会发言稿", 300), s("c", "Billing", 20)]
+    cset = build_set(sessions, now=NOW, tz=UTC)
+    assert route("后端那几台现在什么情况", cset).session_id == "a"
+    assert route("发言稿帮我写一下吧", cset).session_id == "b"
+
+
+def test_a_lone_verb_in_a_log_line_does_not_tip_two_tasks_with_one_name() -> None:
+    """看 ("look") appearing in one task's log is no reason to pick it."""
+    sessions = [s("a", "体检报告解读", 30), s("b", "体检报告解读", 40)]
+    evidence = {"b": Evidence(0.5, ("帮我看下去年的体检报告",))}
+    cset = build_set(sessions, now=NOW, tz=UTC, evidence=evidence, evidence_status="ok")
+    assert route("体检报告那个继续看", cset).outcome is Outcome.CLARIFY
+
+
+def test_two_tasks_with_one_name_mean_a_question_even_when_one_is_old() -> None:
+    """This year's checkup or last year's? Two blind-written sets disagreed, so we ask."""
+    cset = build_set(
+        [s("a", "Weekly metrics email", 60), s("b", "Weekly metrics email", 60 * 24 * 30)],
+        now=NOW,
+        tz=UTC,
+    )
+    assert route("send out the weekly metrics email", cset).outcome is Outcome.CLARIFY
+
+
+def test_another_version_of_the_thing_asked_for_is_not_it() -> None:
+    """ "rev A" when only rev B and rev C are among the candidates (rev A is further back)."""
+    cset = build_set(
+        [s("c", "PCB 打样 rev C", 5), s("b", "PCB 打样 rev B", 60), s("q", "Q3 预算", 90)],
+        now=NOW,
+        tz=UTC,
+    )
+    assert route("rev A 的阻抗测试报告板厂给了吗", cset).outcome is Outcome.CLARIFY
+    assert route("rev B 的板子到了吗", cset).session_id == "b"
+    assert route("Q4 预算做完了吗", cset).outcome is Outcome.CLARIFY
+    assert route("Q3 预算做完了吗", cset).session_id == "q"
