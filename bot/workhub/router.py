@@ -5,10 +5,11 @@ ever chooses among the candidate set it is given; every doubt ends in `clarify` 
 9), and `new` needs an explicit request.
 
 Matching weighs each request token by how rare it is among the candidates (so "bug" in
-"Fix bug" and "Fix bug (2)" counts for little and `ERR_CONN_RESET` for a lot). Pointer and question words
-are cut out before the request is split into words, a lone Chinese character counts half, and
-a candidate whose name carries another version label than the request ("rev C" for "rev A")
-is ruled out. Each rule was checked on sets written blind (README, "Routing to ongoing tasks").
+"Fix bug" and "Fix bug (2)" counts for little and `ERR_CONN_RESET` for a lot). Pointer and
+question words are cut out before the request is split into words, a lone Chinese character
+counts half, and a candidate whose name carries another version label than the request
+("rev C" for "rev A") is ruled out. Each rule was checked on sets written blind (README,
+"Routing to ongoing tasks").
 """
 
 from __future__ import annotations
