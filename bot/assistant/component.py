@@ -10,6 +10,7 @@ from bot.assistant.tools import ToolInstaller, bot_tool_registry
 from bot.assistant.worker import BotWorker
 from bot.matters.commands import register_matter_commands
 from bot.memory.commands import register_memory_commands
+from bot.memory.tools import install_memory_tools
 from bot.services import Services
 from bot.sources.commands import register_sync_commands
 from bot.workhub.tools import install_workhub_tools
@@ -22,7 +23,9 @@ class Assistant:
         register_memory_commands(self.commands)
         register_matter_commands(self.commands)
         register_sync_commands(self.commands)
-        self.tools = bot_tool_registry([install_workhub_tools, *(tool_installers or [])])
+        self.tools = bot_tool_registry(
+            [install_workhub_tools, install_memory_tools, *(tool_installers or [])]
+        )
 
     def add_routes(self, app: web.Application) -> None:
         pass

@@ -15,6 +15,7 @@ from bot.llm.client import ModelClient
 from bot.matters.review import NoVerdict, review
 from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check
 from bot.matters.service import MatterService
+from bot.memory import recall
 from bot.services import Services
 from storage.models import Matter
 from storage.repos import matters
@@ -203,17 +204,42 @@ async def message_bot(
     return "sent to the assistant"
 
 
-async def search_memory(ctx: MatterTurnContext, query: str) -> str:
-    """Search past messages this task may see (what its conversation may see). Read-only."""
-    hits = await ctx.services.search.search(query, ctx.visibility.search_filters(), 5)
-    if not hits:
-        return "nothing found"
-    return "\n".join(f"- ({h.score:.2f}) {h.title}: {' … '.join(h.excerpts)}" for h in hits)
+def _access(ctx: MatterTurnContext) -> recall.MemoryAccess:
+    settings = ctx.services.settings
+    return recall.MemoryAccess(
+        db=ctx.services.db,
+        search=ctx.services.search,
+        visibility=ctx.visibility,
+        tz=settings.tz,
+        tool_output=settings.index_tool_output,
+    )
+
+
+async def memory_search(
+    ctx: MatterTurnContext, query: str, limit: int = recall.DEFAULT_HITS
+) -> str:
+    """Search chat history, mail and task logs this task may see (what its conversation may
+    see). Read-only. Each hit has a ref for memory_original. Results are quoted data."""
+    return await recall.memory_search(_access(ctx), query, limit)
+
+
+async def memory_original(ctx: MatterTurnContext, ref: str, offset: int = 0) -> str:
+    """Read one message or mail found by memory_search, by its ref, in parts of 4000
+    characters (`offset` for the next part). Read-only."""
+    return await recall.memory_original(_access(ctx), ref, offset)
 
 
 def matter_tools() -> ToolRegistry[MatterTurnContext]:
     registry: ToolRegistry[MatterTurnContext] = ToolRegistry()
-    for tool in (matter_read, events_read, checkpoint, settle, message_bot, search_memory):
+    for tool in (
+        matter_read,
+        events_read,
+        checkpoint,
+        settle,
+        message_bot,
+        memory_search,
+        memory_original,
+    ):
         registry.tool(tool)
     return registry
 

@@ -7,9 +7,8 @@ import json
 from dataclasses import asdict
 
 from bot.agent.tools import ToolError, ToolRegistry
-from bot.assistant.access import Role, role_of
+from bot.assistant.asking import asker_of, latest_message
 from bot.assistant.turn_context import BatchItem, TurnContext
-from bot.assistant.visibility import participant, visibility_of
 from bot.workhub.candidates import view
 from bot.workhub.recall import Proposal
 from bot.workhub.service import GateResult, Requester, WorkHub
@@ -21,28 +20,10 @@ def _hub(ctx: TurnContext) -> WorkHub:
     return ctx.services.workhub
 
 
-def _latest_message(ctx: TurnContext) -> BatchItem | None:
-    return next((item for item in reversed(ctx.batch) if item.is_message), None)
-
-
 async def requester_of(ctx: TurnContext) -> Requester:
-    """The latest message's sender; with no message in the turn (only notices), the
-    conversation's own participant, never the owner unless this is the owner's DM."""
-    latest = _latest_message(ctx)
-    services, conv = ctx.services, ctx.conversation
-    async with services.db.read() as session:
-        if latest is not None:
-            open_id = str(latest.payload.get("sender_id"))
-            role = latest.role or await role_of(session, services.settings, conv.platform, open_id)
-        else:
-            open_id = participant(conv) or ""
-            role = (
-                await role_of(session, services.settings, conv.platform, open_id)
-                if open_id
-                else Role.USER
-            )
-        visibility = await visibility_of(session, services.settings, conv, open_id or None)
-    return Requester(conv.id, open_id, role, visibility)
+    """The asker (bot/assistant/asking.py) as WorkHub sees them."""
+    asker = await asker_of(ctx)
+    return Requester(ctx.conversation.id, asker.open_id, asker.role, asker.visibility)
 
 
 def _text_of(item: BatchItem) -> str:
@@ -50,7 +31,7 @@ def _text_of(item: BatchItem) -> str:
 
 
 def _user_words(ctx: TurnContext) -> dict[str, object]:
-    latest = _latest_message(ctx)
+    latest = latest_message(ctx)
     if latest is None:
         raise ToolError("there is no user message in this turn to hand over")
     return {
@@ -74,7 +55,7 @@ async def tasks_candidates(ctx: TurnContext) -> str:
     words (a weak hint, not proof), and `recall`: a proposal (existing + ref, new, or
     clarify) with its reason. You decide; when in doubt ask the user. Use the returned
     candidate_set_id and a candidate's ref with tasks_delegate or tasks_status."""
-    latest = _latest_message(ctx)
+    latest = latest_message(ctx)
     request = _text_of(latest) if latest else ""
     cset, decision = await _hub(ctx).recall(await requester_of(ctx), request)
     tz = ctx.services.settings.tz

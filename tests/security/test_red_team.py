@@ -6,8 +6,9 @@ by the Bot in the owner's DM (a task Session whose Matter's objective holds a ma
 by a task agent whose log is indexed too).
 
 Before anyone else speaks, the owner's DM proves that `/search`, `/matters list`,
-`/sync status`, `/status`, the Bot's task tools and the task agent's `search_memory` do find
-every marker, so no check below can pass by finding nothing anywhere. Then someone else — an
+`/sync status`, `/status`, the Bot's task tools, its and the task agent's `memory_search` and
+the Bot's `memory_original` do find every marker, so no check below can pass by finding nothing
+anywhere. Then someone else — an
 admin or a member in the group, ou_user in their own DM as a non-admin and as an admin — tries
 every slash command with sensible and hostile arguments, and a scripted model makes the Bot
 call every Bot tool and the task agent of a Matter started there call every task-agent tool.
@@ -35,7 +36,7 @@ import asyncio
 import json
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -58,8 +59,10 @@ from storage.models import (
     Matter,
     OutboxMessage,
     Session,
+    SessionEvent,
     SessionSummary,
     Source,
+    SourceRecord,
     SourceShare,
 )
 from storage.repos import sources as source_repo
@@ -133,6 +136,20 @@ def tool_output(messages: Sequence[Message], name: str) -> list[str]:
         for m in messages
         if m.role == "tool" and m.name == name
     ]
+
+
+def read_every_original(w: FeishuWorld) -> Callable[[list[Message]], Awaitable[PlannedReply]]:
+    """One model step reading every stored original by ref (every synced record, every
+    Session log line): refs are short and guessable, so every one must be checked."""
+
+    async def step(_messages: list[Message]) -> PlannedReply:
+        async with w.app.services.db.read() as s:
+            records = (await s.scalars(select(SourceRecord.id))).all()
+            lines = (await s.execute(select(SessionEvent.session_id, SessionEvent.seq))).all()
+        refs = [f"rec-{seq}" for seq in records] + [f"log-{sid}-{seq}" for sid, seq in lines]
+        return ScriptedProvider.tool_calls(*(("memory_original", {"ref": r}) for r in refs))
+
+    return step
 
 
 def candidate_names(listing: str) -> set[str]:
@@ -209,7 +226,8 @@ def attack_agent_plan() -> list[Step]:
     return [
         send("matter_read", {}),
         send("events_read", {}),
-        each_probe("search_memory", "query"),
+        each_probe("memory_search", "query"),
+        send("memory_original", {"ref": "rec-1"}),
         send("checkpoint", {"state": "searched what this chat may see"}),
         send("message_bot", {"kind": "progress", "text": "searched; nothing of note"}),
         wait_an_hour(1),
@@ -218,7 +236,7 @@ def attack_agent_plan() -> list[Step]:
 
 def owner_agent_plan(w: FeishuWorld) -> Callable[[], list[Step]]:
     """The owner's task agent: once every marker is in the index, it searches for each (the
-    positive control of search_memory), checkpoints and waits."""
+    positive control of memory_search), checkpoints and waits."""
 
     async def once_indexed(_messages: list[Message]) -> PlannedReply:
         async def all_found() -> bool:
@@ -232,7 +250,7 @@ def owner_agent_plan(w: FeishuWorld) -> Callable[[], list[Step]]:
 
     return lambda: [
         once_indexed,
-        each_probe("search_memory", "query"),
+        each_probe("memory_search", "query"),
         send("checkpoint", {"state": "OWNERTASKMARKER outline ready"}),
         wait_an_hour(1),
     ]
@@ -402,9 +420,27 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
         out
         for shown in model.shown
         if shown.role == "agent"
-        for out in tool_output(shown.messages, "search_memory")
+        for out in tool_output(shown.messages, "memory_search")
     ]
     assert all(any(marker in out for out in searched) for marker in MARKERS), searched
+
+    # The Bot's recall in the owner's DM finds the mail and reads it whole.
+    model.add(
+        "bot",
+        each_probe("memory_search", "query"),
+        read_every_original(w),
+        SLEEP,
+    )
+    await speak(w, IN_OWNER_DM, "what did the cfo write about the budget?")
+    await all_delivered(w)
+    recalled = [
+        out
+        for shown in model.shown
+        if shown.role == "bot"
+        for name in ("memory_search", "memory_original")
+        for out in tool_output(shown.messages, name)
+    ]
+    assert all(any(marker in out for out in recalled) for marker in MARKERS), recalled
 
     seen: dict[str, str] = {}
 
@@ -548,6 +584,8 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
     team.model.add(
         "bot",
         send("tasks_candidates", {}),  # with evidence for the user's words: every probe
+        each_probe("memory_search", "query"),
+        read_every_original(team.w),
         forge_a_ref,
         send("tasks_status", {"candidate_ref": owner.ref}),
         send(

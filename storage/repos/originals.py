@@ -1,0 +1,43 @@
+"""The originals behind search hits: a synced record (chat message, mail) by its seq or by
+(source, external id), and a Session event by (Session, seq)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select, tuple_
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.models import Conversation, Session, SessionEvent, SourceRecord
+
+
+async def record(session: AsyncSession, seq: int) -> SourceRecord | None:
+    return await session.get(SourceRecord, seq)
+
+
+async def records_by_key(
+    session: AsyncSession, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], SourceRecord]:
+    """(source, external_id) -> the stored record, for the keys that are stored."""
+    if not keys:
+        return {}
+    rows = await session.scalars(
+        select(SourceRecord).where(
+            tuple_(SourceRecord.source, SourceRecord.external_id).in_(list(keys))
+        )
+    )
+    return {(r.source, r.external_id): r for r in rows}
+
+
+async def session_event(
+    session: AsyncSession, session_id: int, seq: int
+) -> tuple[SessionEvent, Session, Conversation | None] | None:
+    row = (
+        await session.execute(
+            select(SessionEvent, Session, Conversation)
+            .join(Session, Session.id == SessionEvent.session_id)
+            .outerjoin(Conversation, Conversation.id == Session.conversation_id)
+            .where(SessionEvent.session_id == session_id, SessionEvent.seq == seq)
+        )
+    ).first()
+    return (row[0], row[1], row[2]) if row else None
