@@ -24,7 +24,7 @@ from bot.llm.client import ModelClient, ModelProvider
 from bot.llm.factory import build_model_client
 from bot.llm.recording import DatabaseRecorder
 from bot.memory.search import SearchService, open_index
-from bot.memory.session_index import SessionIndexer
+from bot.memory.session_index import SessionIndexer, SessionIndexWorker
 from bot.services import Services
 from bot.web.health import ReadinessCheck, add_health_routes
 from bot.workhub.recall import Recall
@@ -141,12 +141,12 @@ def create_app(
                     tz=settings.tz,
                     strategy=settings.workhub_evidence,
                     recaller=Recall(settings.workhub_recall, model, settings.tz),
-                    indexer=session_index,
                 ),
                 readiness=checks,
             )
             if services.runs_workers:
                 host.add(TimerWorker(services.timers, host.instance_id))
+                host.add(SessionIndexWorker(db, session_index, host.instance_id))
                 if model is not None:
                     host.add(SummaryWorker(db, model, search, host.instance_id))
             _add_core_checks(services)

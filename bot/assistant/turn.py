@@ -25,7 +25,7 @@ from bot.assistant.turn_context import (
 )
 from bot.assistant.visibility import visibility_of
 from bot.llm.types import Message, ModelError
-from bot.memory.session_index import conversation_scope
+from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
 from storage.models import Session, SessionEvent
 from storage.repos import conversations, inbox, sessions
@@ -86,10 +86,8 @@ class BotTurn:
         if for_model:
             await self._think(ctx, coordination.id, for_model, outcome)
         logged, told = await self._commit(ctx, coordination.id, direct)
-        scope = conversation_scope(conv)
-        await services.session_index.index_events(coordination, scope, logged)
-        for task, events in told:
-            await services.session_index.index_events(task, scope, events)
+        if logged or told:  # the search follower indexes the turn
+            await services.notifier.notify(SESSION_INDEX_TOPIC)
         return outcome
 
     async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:

@@ -1,15 +1,25 @@
-"""`maka tokenize TEXT`, `maka search QUERY [--session ID ...] [--json]`, `maka search rebuild`."""
+"""`maka tokenize TEXT`, `maka search QUERY [--session ID ...] [--json]`, `maka search rebuild`.
+
+A rebuild clears the index, then writes every document again from the database: Session
+messages, source records and the per-Session digests. It may run beside a service whose
+followers keep indexing (the same documents, by the same ids), and nothing is lost: a
+follower indexes only committed rows, so what it wrote before the clear is in the database
+before the rebuild reads and is written again; a row that commits after the rebuild read past
+its id is still ahead of the follower's checkpoint, so the follower writes it. (The embedded
+index takes one writer at a time: stop a service that runs on it first.)
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 from bot.config import Settings
 from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer
 from bot.sources.index import SourceIndexer
-from storage.db import create_database
+from bot.workhub.summaries import rebuild_digests
+from storage.db import Database, create_database
 from storage.search import SearchError, SearchFilters
 from storage.search.tokenizer import configure_tokenizer, tokenize
 
@@ -48,6 +58,23 @@ async def run_search(
     return 0
 
 
+@dataclass(frozen=True)
+class Rebuilt:
+    session_messages: int
+    source_records: int
+    digests: int
+
+
+async def rebuild(db: Database, search: SearchService, *, tool_output: bool) -> Rebuilt:
+    """Clear the index and write everything again (see the module docstring)."""
+    await search.index.clear()
+    return Rebuilt(
+        session_messages=await SessionIndexer(db, search, tool_output=tool_output).rebuild(),
+        source_records=await SourceIndexer(db, search).rebuild(),
+        digests=await rebuild_digests(db, search),
+    )
+
+
 async def run_rebuild(settings: Settings) -> int:
     db = create_database(settings.resolved_database_url)
     try:
@@ -57,14 +84,15 @@ async def run_rebuild(settings: Settings) -> int:
         raise
     search = SearchService(open_index(settings))
     try:
-        await search.index.clear()
-        count = await SessionIndexer(db, search, tool_output=settings.index_tool_output).rebuild()
-        records = await SourceIndexer(db, search).rebuild()
+        done = await rebuild(db, search, tool_output=settings.index_tool_output)
     except (SearchError, RuntimeError) as exc:
         print(f"rebuild failed: {exc}")
         return 1
     finally:
         await search.close()
         await db.dispose()
-    print(f"indexed {count} session messages and {records} source records")
+    print(
+        f"indexed {done.session_messages} session messages, {done.source_records} source "
+        f"records and {done.digests} Session digests"
+    )
     return 0

@@ -16,6 +16,7 @@ from bot.llm.client import ModelClient
 from bot.llm.types import Message, ModelError
 from bot.matters.service import MatterService
 from bot.matters.tools import MatterTurnContext
+from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.memory.session_index import conversation_scope
 from bot.services import Services
 from storage.models import Conversation, Matter, Session
@@ -130,7 +131,7 @@ class MatterTurn:
             if fresh is None or header is None or not fresh.work_record:
                 return
             last = fresh.work_record[-1]
-            events = await sessions.append_events(
+            await sessions.append_events(
                 s,
                 matter.session_id,
                 [
@@ -139,4 +140,4 @@ class MatterTurn:
                 ],
                 utcnow(),
             )
-        await self.services.session_index.index_events(header, ctx.scope, events)
+        await self.services.notifier.notify(SESSION_INDEX_TOPIC)  # the search follower

@@ -1,24 +1,38 @@
 """Session logs in the search index: user and assistant messages, one document per message,
 with the Session id and the conversation's scope. Raw tool output stays out unless asked
 for (MAKA_INDEX_TOOL_OUTPUT), because it is noisy and may quote things the user never saw.
+
+Nothing indexes an event inline: whatever appends to a Session's log notifies `TOPIC` after
+its commit, and `SessionIndexWorker` (a `bot.memory.follower` follower, like the one for
+source records) follows `session_events` by id with a checkpoint in the source row
+`index:sessions`. A write the search backend refuses is retried, never lost; `maka search
+rebuild` calls `SessionIndexer.rebuild`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.memory.follower import GAP_TIMEOUT, LEASE, Follower
 from bot.memory.search import SearchService
 from sources.feishu_records import chat_scope
 from storage.db import Database
-from storage.models import Conversation, Session, SessionEvent
+from storage.models import Session, SessionEvent
+from storage.repos import sessions as repo
+from storage.repos.sessions import LoggedEvent
 from storage.search import SearchDocument
 
 MESSAGE_KINDS = ("user", "assistant")
 TOOL_KINDS = ("tool_result",)
 BATCH = 500
+TOPIC = "session-index"  # notified after a commit that appended events to a Session's log
+INDEX_SOURCE = "index:sessions"  # the follower's source row: its checkpoint and errors
+INDEX_LEASE = "sessions.index"
 
 
 class ChatLike(Protocol):
@@ -58,36 +72,69 @@ class SessionIndexer:
         self.search = search
         self.kinds = MESSAGE_KINDS + (TOOL_KINDS if tool_output else ())
 
-    async def index_events(
-        self, session: Session, scope: str | None, events: Sequence[SessionEvent]
-    ) -> bool:
-        docs = [event_document(e, session, scope) for e in events if e.kind in self.kinds]
-        return await self.search.upsert(docs)
+    def documents(self, rows: Sequence[LoggedEvent]) -> list[SearchDocument]:
+        """The documents of the events of an indexed kind (the rest are skipped)."""
+        return [
+            event_document(row.event, row.session, conversation_scope(row.conversation))
+            for row in rows
+            if row.event.kind in self.kinds
+        ]
+
+    async def index(self, rows: Sequence[LoggedEvent]) -> bool:
+        return await self.search.upsert(self.documents(rows))
 
     async def rebuild(self) -> int:
         """Index every stored session message again (after a backend change or lost writes)."""
-        count = 0
-        async for docs in self._all_documents():
+        count, last_id = 0, 0
+        while True:
+            async with self.db.read() as session:
+                rows = await repo.logged_after(session, last_id, BATCH, self.kinds)
+            if not rows:
+                return count
+            last_id = rows[-1].event.id
+            docs = self.documents(rows)
             if not await self.search.upsert(docs):
                 raise RuntimeError("the search backend refused documents; see the log")
             count += len(docs)
-        return count
 
-    async def _all_documents(self) -> AsyncIterator[list[SearchDocument]]:
-        last_id = 0
-        while True:
-            async with self.db.read() as s:
-                rows = (
-                    await s.execute(
-                        select(SessionEvent, Session, Conversation)
-                        .join(Session, Session.id == SessionEvent.session_id)
-                        .outerjoin(Conversation, Conversation.id == Session.conversation_id)
-                        .where(SessionEvent.id > last_id, SessionEvent.kind.in_(self.kinds))
-                        .order_by(SessionEvent.id)
-                        .limit(BATCH)
-                    )
-                ).all()
-            if not rows:
-                return
-            last_id = rows[-1][0].id
-            yield [event_document(e, s_, conversation_scope(c)) for e, s_, c in rows]
+
+class SessionIndexWorker(Follower[LoggedEvent]):
+    """Follows `session_events` by id and indexes the events of the indexed kinds. It reads
+    every kind, so an event it skips is no gap."""
+
+    name = "session-index"
+    topics = (TOPIC,)
+    checkpoint_source = INDEX_SOURCE
+    lease_name = INDEX_LEASE
+    title = "search index of Session logs"
+    unit = "session events"
+
+    def __init__(
+        self,
+        db: Database,
+        indexer: SessionIndexer,
+        owner: str,
+        *,
+        batch: int = BATCH,
+        gap_timeout: float = GAP_TIMEOUT,
+        lease: timedelta = LEASE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock)
+        self.indexer = indexer
+
+    async def read_after(
+        self, session: AsyncSession, after: int, limit: int
+    ) -> Sequence[LoggedEvent]:
+        return await repo.logged_after(session, after, limit)
+
+    async def read_between(
+        self, session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+    ) -> Sequence[LoggedEvent]:
+        return await repo.logged_between(session, ranges, limit)
+
+    def id_of(self, row: LoggedEvent) -> int:
+        return row.event.id
+
+    async def handle(self, rows: Sequence[LoggedEvent]) -> bool:
+        return await self.indexer.index(rows)

@@ -2,14 +2,12 @@
 so `maka search`, `/search` and later memory tools find chat history and mail.
 
 The workers index records after the transactions that stored them commit, in batches, by
-following `source_records` in `seq` order (`SourceIndexWorker`), whichever way the records came
-in (webhook ingest on a web replica, a sync on any replica). Web replicas never tokenize or
-write the index, so ingest stays fast. The follower keeps its checkpoint in the source row
-`index:search` (shown by `maka sync status`, with its last error when the search backend
-fails). A seq can appear late (PostgreSQL hands out ids before commit, and transactions commit
-in any order) or never (a conflicting insert or a rollback consumes one): the checkpoint stops
-before such a gap until the missing seq shows up or `GAP_TIMEOUT` passes, so a late record is
-still indexed and a permanent gap does not hold the checkpoint back for ever.
+following `source_records` in `seq` order (`SourceIndexWorker`, a `bot.memory.follower`
+follower like the one for Session logs), whichever way the records came in (webhook ingest on
+a web replica, a sync on any replica). Web replicas never tokenize or write the index, so
+ingest stays fast. The follower keeps its checkpoint in the source row `index:search` (shown
+by `maka sync status`, with its last error when the search backend fails); a seq that appears
+late is still indexed, and one that never appears is passed over after `GAP_TIMEOUT`.
 
 `maka sync` indexes what it stores itself (it may run with no service at all) through
 `SourceIndexer.after_commit`; `maka search rebuild` calls `SourceIndexer.rebuild`.
@@ -22,26 +20,26 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from bot.host.workers import Worker
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.memory.follower import CHECKPOINT_KIND, GAP_TIMEOUT, Follower
 from bot.memory.search import SearchService
 from sources.feishu_records import KIND as FEISHU
 from storage.db import Database
 from storage.models import SourceRecord
-from storage.repos import leases
 from storage.repos import sources as repo
 from storage.repos.sources import NewRecord
 from storage.search import SearchDocument
-from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 
 BATCH = 500
+TOPIC = "source-index"
 INDEX_SOURCE = "index:search"  # the follower's source row: its checkpoint and errors
-INDEX_KIND = "index"
+INDEX_KIND = CHECKPOINT_KIND
 INDEX_LEASE = "sources.index"  # one follower at a time across replicas
-GAP_TIMEOUT = 60.0  # seconds a missing seq may take to show up before it is passed over
 GATHER_SECONDS = 0.2  # a burst of records becomes one index write
 BACKLOG = 5000  # past this many queued records, the sync waits for the index to catch up
 MAX_INDEXED_CHARS = 100_000
@@ -162,11 +160,15 @@ class SourceIndexer:
             count += len(rows)
 
 
-class SourceIndexWorker(Worker):
+class SourceIndexWorker(Follower[SourceRecord]):
     """Follows `source_records` by seq and indexes every record (see the module docstring)."""
 
     name = "source-index"
-    topics = ("source-index",)
+    topics = (TOPIC,)
+    checkpoint_source = INDEX_SOURCE
+    lease_name = INDEX_LEASE
+    title = "search index"
+    unit = "records"
 
     def __init__(
         self,
@@ -179,109 +181,21 @@ class SourceIndexWorker(Worker):
         lease: timedelta = timedelta(seconds=60),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.db, self.indexer, self.owner = db, indexer, owner
-        self.batch, self.gap_timeout, self.lease, self.clock = batch, gap_timeout, lease, clock
-        self.checkpoint: int | None = None  # every seq <= this is indexed (or passed over)
-        self.seen_to = 0  # the highest seq indexed by this process
-        self.gaps: dict[tuple[int, int], float] = {}  # missing seqs (inclusive) -> first noticed
-        self._lease_until: datetime | None = None
+        super().__init__(db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock)
+        self.indexer = indexer
 
-    async def run_once(self) -> bool:
-        if not await self._hold_lease():
-            return False
-        did = await self._fill_gaps()
-        async with self.db.read() as session:
-            rows = await repo.records_after(session, self.seen_to, self.batch)
-        if rows:
-            await self._index(rows)
-            self._note_gaps(self.seen_to, [r.id for r in rows])
-            self.seen_to = rows[-1].id
-            did = True
-        await self._advance()
-        return did
+    async def read_after(
+        self, session: AsyncSession, after: int, limit: int
+    ) -> Sequence[SourceRecord]:
+        return await repo.records_after(session, after, limit)
 
-    async def _hold_lease(self) -> bool:
-        """Take or renew the follower's lease; an idle poll only reads (on SQLite a write
-        would take the one write lock every second)."""
-        now = utcnow()
-        if self._lease_until is not None and self._lease_until - now > self.lease / 2:
-            return True
-        async with self.db.read() as session:
-            holder = await leases.holder(session, INDEX_LEASE, now)
-        if holder not in (None, self.owner):
-            self.checkpoint, self._lease_until = None, None  # another replica follows
-            return False
-        async with self.db.write() as session:
-            if not await leases.acquire(session, INDEX_LEASE, self.owner, self.lease, now):
-                self.checkpoint, self._lease_until = None, None
-                return False
-            self._lease_until = now + self.lease
-            if self.checkpoint is None:
-                await repo.ensure(
-                    session,
-                    name=INDEX_SOURCE,
-                    kind=INDEX_KIND,
-                    scope=None,
-                    title="search index",
-                    now=utcnow(),
-                )
-                row = await repo.get(session, INDEX_SOURCE)
-                assert row is not None
-                self.checkpoint = int((row.synced_cursor or {}).get("seq", 0))
-                self.seen_to, self.gaps = self.checkpoint, {}
-        return True
+    async def read_between(
+        self, session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+    ) -> Sequence[SourceRecord]:
+        return await repo.records_between(session, ranges, limit)
 
-    async def _fill_gaps(self) -> bool:
-        if not self.gaps:
-            return False
-        async with self.db.read() as session:
-            late = await repo.records_between(session, list(self.gaps), self.batch)
-        if not late:
-            return False
-        await self._index(late)
-        found = {r.id for r in late}
-        for (first, last), noticed in list(self.gaps.items()):
-            inside = sorted(i for i in found if first <= i <= last)
-            if not inside:
-                continue
-            del self.gaps[(first, last)]
-            start = first
-            for seq in inside:
-                if start < seq:
-                    self.gaps[(start, seq - 1)] = noticed
-                start = seq + 1
-            if start <= last:
-                self.gaps[(start, last)] = noticed
-        return True
+    def id_of(self, row: SourceRecord) -> int:
+        return row.id
 
-    def _note_gaps(self, after: int, seqs: list[int]) -> None:
-        now = self.clock()
-        expected = after + 1
-        for seq in seqs:
-            if seq > expected:
-                self.gaps[(expected, seq - 1)] = now
-            expected = seq + 1
-
-    async def _advance(self) -> None:
-        now = self.clock()
-        for gap, noticed in list(self.gaps.items()):
-            if now - noticed >= self.gap_timeout:
-                del self.gaps[gap]  # a conflict or a rollback used it: nothing will come
-        checkpoint = min(first for first, _ in self.gaps) - 1 if self.gaps else self.seen_to
-        if checkpoint == self.checkpoint:
-            return
-        async with self.db.write() as session:
-            await repo.set_progress(
-                session, INDEX_SOURCE, synced_cursor={"seq": checkpoint}, now=utcnow()
-            )
-        self.checkpoint = checkpoint
-
-    async def _index(self, rows: Sequence[SourceRecord]) -> None:
-        if await self.indexer.index(rows):
-            return
-        error = f"the search backend refused {len(rows)} records (seq {rows[0].id}-{rows[-1].id})"
-        async with self.db.write() as session:
-            await repo.set_progress(
-                session, INDEX_SOURCE, synced_cursor=None, now=utcnow(), error=error
-            )
-        raise RuntimeError(error)  # the Host backs off and retries
+    async def handle(self, rows: Sequence[SourceRecord]) -> bool:
+        return await self.indexer.index(rows)

@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
+from bot.memory.session_index import INDEX_SOURCE as SESSIONS_INDEX
 from storage.db import Database
+from storage.repos import sessions as sessions_repo
 from storage.repos import sources as repo
 from storage.types import utcnow
 
@@ -45,7 +47,8 @@ async def load_status(db: Database) -> list[SourceStatus]:
     async with db.read() as session:
         rows = await repo.all_sources(session)
         counts = await repo.counts_by_source(session)
-        newest = await repo.max_seq(session)
+        newest_record = await repo.max_seq(session)
+        newest_event = await sessions_repo.max_event_id(session)
     out = []
     for row in rows:
         leased = row.lease_expires_at is not None and row.lease_expires_at >= now
@@ -60,7 +63,8 @@ async def load_status(db: Database) -> list[SourceStatus]:
         else:
             state = "never synced"
         observed = row.observed_cursor
-        if row.kind == "index":  # the search indexer: how far it has read
+        if row.kind == "index":  # a search follower: how far it has read
+            newest = newest_event if row.name == SESSIONS_INDEX else newest_record
             behind = newest - int((row.synced_cursor or {}).get("seq", 0))
             if not row.last_error:
                 state = "ok" if behind <= 0 else "indexing"
@@ -110,7 +114,8 @@ def _observation(status: SourceStatus) -> str:
     cursor = status.observed_cursor or {}
     if status.kind == "index":
         seq = (status.synced_cursor or {}).get("seq", 0)
-        what = f"records indexed for search up to seq {seq} of {cursor.get('newest_seq', 0)}"
+        rows = "session events" if status.name == SESSIONS_INDEX else "records"
+        what = f"{rows} indexed for search up to seq {seq} of {cursor.get('newest_seq', 0)}"
     elif status.kind == "feishu" and "groups" in cursor:
         what = f"{cursor['groups']} groups, {cursor.get('direct', 0)} direct chats"
     elif status.kind == "email" and "mailboxes" in cursor:

@@ -17,7 +17,7 @@ from bot.assistant.visibility import Visibility
 from bot.config import RecallMode
 from bot.host.notify import Notifier
 from bot.memory.search import SearchService
-from bot.memory.session_index import SessionIndexer, conversation_scope
+from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.workhub.candidates import (
     MAX_CANDIDATES,
     CandidateSet,
@@ -30,7 +30,7 @@ from bot.workhub.recall import Recall
 from bot.workhub.router import Decision, asks_for_new
 from bot.workhub.summaries import shares_little
 from storage.db import Database
-from storage.models import Conversation, Session, SessionEvent
+from storage.models import Session
 from storage.repos import inbox, sessions, workhub
 from storage.types import utcnow
 
@@ -117,12 +117,10 @@ class WorkHub:
         tz: tzinfo,
         strategy: EvidenceStrategy = EvidenceStrategy.BEST_MESSAGE,
         recaller: Recall | None = None,
-        indexer: SessionIndexer | None = None,
     ) -> None:
         self.db, self.notifier, self.search = db, notifier, search
         self.tz, self.strategy = tz, strategy
         self.recaller = recaller or Recall(RecallMode.REFERENCE, None, tz)
-        self.indexer = indexer
 
     async def candidates(
         self, requester: Requester, query: str | None = None, now: datetime | None = None
@@ -286,30 +284,27 @@ class WorkHub:
             assert target is not None
             logged = await self._log_request(s, kind, target, payload, now)
         await self.notifier.notify(SESSION_INBOX_TOPIC)
-        if self.indexer is not None and logged is not None:
-            await self.indexer.index_events(*logged)
+        if logged:  # the search follower indexes the request (routing evidence)
+            await self.notifier.notify(SESSION_INDEX_TOPIC)
         return GateResult(True, session_id=target)
 
     @staticmethod
     async def _log_request(
         s: AsyncSession, kind: str, target: int, payload: dict[str, Any], now: datetime
-    ) -> tuple[Session, str | None, list[SessionEvent]] | None:
+    ) -> bool:
         """The user's words handed over become the task Session's own log (its summary and
         search evidence are built from it); a request on another topic than the summary
         marks the summary stale."""
         request = str(payload.get("request") or "")
         header = await s.get(Session, target)
         if header is None or not request:
-            return None
-        events = await sessions.append_events(s, target, [("user", request, {"via": kind})], now)
+            return False
+        await sessions.append_events(s, target, [("user", request, {"via": kind})], now)
         if kind == "delegate":
             summary = (await workhub.summaries_for(s, [target])).get(target)
             if summary and shares_little(request, summary):
                 await workhub.mark_stale(s, target)
-        conversation = (
-            await s.get(Conversation, header.conversation_id) if header.conversation_id else None
-        )
-        return header, conversation_scope(conversation), events
+        return True
 
 
 MIN_NAME_CHARS = 4  # shorter names ("Bug") are words, not references

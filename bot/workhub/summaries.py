@@ -6,6 +6,10 @@ job (several points reached meanwhile coalesce into one), asks the model for a c
 summary from the previous summary plus bounded new events since `covered_seq`, and stores
 it unless a newer generation got there first. Nothing here touches the Session header, so
 activity times never move, and the result that triggered the count is never delayed.
+
+Each stored summary also becomes the Session's digest in the search index (the
+SESSION_DOCUMENT evidence strategy); `maka search rebuild` writes them all again from the
+stored summaries (`rebuild_digests`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ log = logging.getLogger(__name__)
 
 TOPIC = "summaries"
 MAX_EVENTS = 40
+DIGEST_KINDS = ("user", "assistant", "status")  # what a summary (and a digest) is made from
+BATCH = 200
 EVENT_CHARS = 400
 SUMMARY_CHARS = 600
 LEASE = timedelta(minutes=5)
@@ -69,6 +75,31 @@ async def record_completion(
     return done.count if done is not None else None
 
 
+async def rebuild_digests(db: Database, search: SearchService) -> int:
+    """Write the digest of every Session with a summary again: its name, the stored summary
+    and the newest events the summary covers."""
+    count, last_id = 0, 0
+    while True:
+        docs = []
+        async with db.read() as s:
+            summarized = await sessions.summarized_after(s, last_id, BATCH)
+            for header, summary in summarized:
+                events = await sessions.recent_events(
+                    s, header.id, DIGEST_KINDS, summary.covered_seq, MAX_EVENTS
+                )
+                docs.append(
+                    session_digest(
+                        str(header.id), header.name, summary.text, [e.text for e in events]
+                    )
+                )
+        if not summarized:
+            return count
+        last_id = summarized[-1][0].id
+        if not await search.upsert(docs):
+            raise RuntimeError("the search backend refused documents; see the log")
+        count += len(docs)
+
+
 class SummaryWorker(Worker):
     name = "workhub-summaries"
     topics = (TOPIC,)
@@ -93,9 +124,7 @@ class SummaryWorker(Worker):
             objective = await s.scalar(
                 select(Matter.objective).where(Matter.session_id == session_id)
             )
-            events = await sessions.events_after(
-                s, session_id, covered, ("user", "assistant", "status")
-            )
+            events = await sessions.events_after(s, session_id, covered, DIGEST_KINDS)
         events = events[-MAX_EVENTS:]
         if not events:
             async with self.db.write() as s:

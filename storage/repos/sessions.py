@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import Session, SessionEvent
+from storage.models import Conversation, Session, SessionEvent, SessionSummary
 
 COORDINATION = "coordination"
 
@@ -96,3 +97,84 @@ async def touch(session: AsyncSession, session_id: int, now: datetime) -> None:
     row = await session.get(Session, session_id)
     if row is not None:
         row.last_message_at = now
+
+
+async def recent_events(
+    session: AsyncSession, session_id: int, kinds: tuple[str, ...], up_to_seq: int, limit: int
+) -> list[SessionEvent]:
+    """The newest `limit` events of these kinds up to `up_to_seq`, oldest first."""
+    stmt = (
+        select(SessionEvent)
+        .where(
+            SessionEvent.session_id == session_id,
+            SessionEvent.seq <= up_to_seq,
+            SessionEvent.kind.in_(kinds),
+        )
+        .order_by(SessionEvent.seq.desc())
+        .limit(limit)
+    )
+    return list(reversed((await session.scalars(stmt)).all()))
+
+
+# ---- every Session's log, in id order (the search follower and `maka search rebuild`) ------
+
+
+class LoggedEvent(NamedTuple):
+    """An event with its Session and the conversation the Session belongs to, if any."""
+
+    event: SessionEvent
+    session: Session
+    conversation: Conversation | None
+
+
+def _logged() -> Select[SessionEvent, Session, Conversation]:
+    return (
+        select(SessionEvent, Session, Conversation)
+        .join(Session, Session.id == SessionEvent.session_id)
+        .outerjoin(Conversation, Conversation.id == Session.conversation_id)
+    )
+
+
+async def logged_after(
+    session: AsyncSession, after_id: int, limit: int, kinds: Sequence[str] | None = None
+) -> list[LoggedEvent]:
+    """Events of every Session with an id above `after_id`, in id order."""
+    stmt = _logged().where(SessionEvent.id > after_id)
+    if kinds is not None:
+        stmt = stmt.where(SessionEvent.kind.in_(list(kinds)))
+    rows = await session.execute(stmt.order_by(SessionEvent.id).limit(limit))
+    return [LoggedEvent(event, header, conv) for event, header, conv in rows.all()]
+
+
+async def logged_between(
+    session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+) -> list[LoggedEvent]:
+    """Events whose id lies in any of the inclusive `ranges` (gaps that filled in later)."""
+    if not ranges:
+        return []
+    stmt = (
+        _logged()
+        .where(or_(*(SessionEvent.id.between(first, last) for first, last in ranges)))
+        .order_by(SessionEvent.id)
+        .limit(limit)
+    )
+    rows = await session.execute(stmt)
+    return [LoggedEvent(event, header, conv) for event, header, conv in rows.all()]
+
+
+async def max_event_id(session: AsyncSession) -> int:
+    return int(await session.scalar(select(func.max(SessionEvent.id))) or 0)
+
+
+async def summarized_after(
+    session: AsyncSession, after_id: int, limit: int
+) -> list[tuple[Session, SessionSummary]]:
+    """Sessions with a stored summary, by id after `after_id` (to write their digests again)."""
+    rows = await session.execute(
+        select(Session, SessionSummary)
+        .join(SessionSummary, SessionSummary.session_id == Session.id)
+        .where(Session.id > after_id, SessionSummary.text.is_not(None))
+        .order_by(Session.id)
+        .limit(limit)
+    )
+    return [(header, summary) for header, summary in rows.all()]

@@ -154,7 +154,9 @@ async def test_search_rebuild_restores_the_index_from_the_database(
     await db.dispose()
     env = {**os.environ, "MAKA_DATA_DIR": str(tmp_path), "MAKA_DATABASE_URL": database_url}
     code, out = await _cli(["search", "rebuild"], env)
-    assert code == 0 and "indexed 1 session messages and 0 source records" in out, out
+    assert (
+        code == 0 and "indexed 1 session messages, 0 source records and 0 Session digests" in out
+    ), out
     code, out = await _cli(["search", "getUserName", "--json"], env)
     assert code == 0, out
     hits = json.loads(out[out.index("[") :])

@@ -15,7 +15,7 @@ from bot.llm.client import MemoryRecorder, ModelClient
 from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message, ToolSpec
 from bot.memory.search import SearchService
-from bot.memory.session_index import SessionIndexer
+from bot.memory.session_index import SessionIndexer, SessionIndexWorker
 from bot.workhub.service import Refusal, Requester, WorkHub
 from bot.workhub.summaries import SummaryWorker, record_completion
 from storage.db import Database
@@ -256,18 +256,22 @@ async def test_the_users_words_handed_to_a_task_are_its_log_and_searchable(
     db: Database, tmp_path: Path
 ) -> None:
     requester, _ = await _seed(db)
-    search = SearchService(EmbeddedSearchIndex(tmp_path / "idx"))
-    hub = WorkHub(db, Notifier(), search, tz=UTC, indexer=SessionIndexer(db, search))
+    search, notifier = SearchService(EmbeddedSearchIndex(tmp_path / "idx")), Notifier()
+    hub = WorkHub(db, notifier, search, tz=UTC)
+    follower = SessionIndexWorker(db, SessionIndexer(db, search), "me")
     cset = await hub.candidates(requester)
     target = cset.candidates[1]
-    done = await hub.delegate(
-        requester,
-        action_id="a1",
-        candidate_set_id=cset.set_id,
-        candidate_ref=target.ref,
-        payload={"request": "also check the ERR_CONN_RESET on 灰度环境"},
-    )
-    assert done.ok
+    with notifier.subscribe(SessionIndexWorker.topics) as follower_woken:
+        done = await hub.delegate(
+            requester,
+            action_id="a1",
+            candidate_set_id=cset.set_id,
+            candidate_ref=target.ref,
+            payload={"request": "also check the ERR_CONN_RESET on 灰度环境"},
+        )
+        assert done.ok
+        assert follower_woken.event.is_set()  # the search follower is told at once
+    assert await follower.run_once()
     async with db.read() as s:
         log = await sessions.events_after(s, int(target.meta.id), 0, ("user",))
     assert [e.text for e in log] == ["also check the ERR_CONN_RESET on 灰度环境"]

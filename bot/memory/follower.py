@@ -1,0 +1,193 @@
+"""A durable follower of an append-only table: it reads rows in id order after the commits
+that stored them, hands them on in batches (to the search index), and keeps a checkpoint, so
+a crash or an outage of whatever it feeds never loses a row.
+
+One replica follows at a time (a lease). The checkpoint lives in a source row of kind `index`
+(`index:search`, `index:sessions`, shown by `maka sync status` with the last error when the
+consumer refuses a batch). When a batch is refused the follower records the error and raises;
+the Host backs off and retries the same rows.
+
+An id can appear late (PostgreSQL hands out ids before commit, and transactions commit in any
+order) or never (a conflicting insert or a rollback consumes one): the checkpoint stops before
+such a gap until the missing id shows up or `GAP_TIMEOUT` passes, so a late row is still
+handled and a permanent gap does not hold the checkpoint back for ever. After a restart the
+follower starts again from the checkpoint: rows between it and what was handled before are
+handled twice, which is harmless for an index keyed by document id.
+
+Subclasses say where the rows are (`read_after`, `read_between`), what a row's id is
+(`id_of`) and what to do with a batch (`handle`).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import ClassVar, Generic, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.host.workers import Worker
+from storage.db import Database
+from storage.repos import leases
+from storage.repos import sources as source_rows
+from storage.types import utcnow
+
+GAP_TIMEOUT = 60.0  # seconds a missing id may take to show up before it is passed over
+CHECKPOINT_KIND = "index"  # the kind of the source rows that hold followers' checkpoints
+LEASE = timedelta(seconds=60)
+
+Row = TypeVar("Row")
+
+
+class Follower(Worker, Generic[Row]):
+    """Follows a table by id and hands every row on once committed (see the module docstring)."""
+
+    checkpoint_source: ClassVar[str]  # the source row holding the checkpoint and errors
+    lease_name: ClassVar[str]  # one follower at a time across replicas
+    title: ClassVar[str]  # the source row's title
+    unit: ClassVar[str] = "rows"  # what the rows are, in error messages
+
+    def __init__(
+        self,
+        db: Database,
+        owner: str,
+        *,
+        batch: int,
+        gap_timeout: float = GAP_TIMEOUT,
+        lease: timedelta = LEASE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.db, self.owner = db, owner
+        self.batch, self.gap_timeout, self.lease, self.clock = batch, gap_timeout, lease, clock
+        self.checkpoint: int | None = None  # every id <= this is handled (or passed over)
+        self.seen_to = 0  # the highest id handled by this process
+        self.gaps: dict[tuple[int, int], float] = {}  # missing ids (inclusive) -> first noticed
+        self._lease_until: datetime | None = None
+
+    # ---- what a subclass says --------------------------------------------------------------
+
+    @abstractmethod
+    async def read_after(self, session: AsyncSession, after: int, limit: int) -> Sequence[Row]:
+        """Up to `limit` rows with an id above `after`, in id order."""
+
+    @abstractmethod
+    async def read_between(
+        self, session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+    ) -> Sequence[Row]:
+        """Rows whose id lies in any of the inclusive `ranges`, in id order."""
+
+    @abstractmethod
+    def id_of(self, row: Row) -> int: ...
+
+    @abstractmethod
+    async def handle(self, rows: Sequence[Row]) -> bool:
+        """Hand the rows on; False when the consumer refused them (they are tried again)."""
+
+    # ---- following -------------------------------------------------------------------------
+
+    async def run_once(self) -> bool:
+        if not await self._hold_lease():
+            return False
+        did = await self._fill_gaps()
+        async with self.db.read() as session:
+            rows = await self.read_after(session, self.seen_to, self.batch)
+        if rows:
+            await self._handle(rows)
+            ids = [self.id_of(r) for r in rows]
+            self._note_gaps(self.seen_to, ids)
+            self.seen_to = ids[-1]
+            did = True
+        await self._advance()
+        return did
+
+    async def _hold_lease(self) -> bool:
+        """Take or renew the follower's lease; an idle poll only reads (on SQLite a write
+        would take the one write lock every second)."""
+        now = utcnow()
+        if self._lease_until is not None and self._lease_until - now > self.lease / 2:
+            return True
+        async with self.db.read() as session:
+            holder = await leases.holder(session, self.lease_name, now)
+        if holder not in (None, self.owner):
+            self.checkpoint, self._lease_until = None, None  # another replica follows
+            return False
+        async with self.db.write() as session:
+            if not await leases.acquire(session, self.lease_name, self.owner, self.lease, now):
+                self.checkpoint, self._lease_until = None, None
+                return False
+            self._lease_until = now + self.lease
+            if self.checkpoint is None:
+                self.checkpoint = await self._load_checkpoint(session)
+                self.seen_to, self.gaps = self.checkpoint, {}
+        return True
+
+    async def _load_checkpoint(self, session: AsyncSession) -> int:
+        await source_rows.ensure(
+            session,
+            name=self.checkpoint_source,
+            kind=CHECKPOINT_KIND,
+            scope=None,
+            title=self.title,
+            now=utcnow(),
+        )
+        row = await source_rows.get(session, self.checkpoint_source)
+        assert row is not None
+        return int((row.synced_cursor or {}).get("seq", 0))
+
+    async def _fill_gaps(self) -> bool:
+        if not self.gaps:
+            return False
+        async with self.db.read() as session:
+            late = await self.read_between(session, list(self.gaps), self.batch)
+        if not late:
+            return False
+        await self._handle(late)
+        found = {self.id_of(r) for r in late}
+        for (first, last), noticed in list(self.gaps.items()):
+            inside = sorted(i for i in found if first <= i <= last)
+            if not inside:
+                continue
+            del self.gaps[(first, last)]
+            start = first
+            for seq in inside:
+                if start < seq:
+                    self.gaps[(start, seq - 1)] = noticed
+                start = seq + 1
+            if start <= last:
+                self.gaps[(start, last)] = noticed
+        return True
+
+    def _note_gaps(self, after: int, ids: list[int]) -> None:
+        now = self.clock()
+        expected = after + 1
+        for seq in ids:
+            if seq > expected:
+                self.gaps[(expected, seq - 1)] = now
+            expected = seq + 1
+
+    async def _advance(self) -> None:
+        now = self.clock()
+        for gap, noticed in list(self.gaps.items()):
+            if now - noticed >= self.gap_timeout:
+                del self.gaps[gap]  # a conflict or a rollback used it: nothing will come
+        checkpoint = min(first for first, _ in self.gaps) - 1 if self.gaps else self.seen_to
+        if checkpoint == self.checkpoint:
+            return
+        async with self.db.write() as session:
+            await source_rows.set_progress(
+                session, self.checkpoint_source, synced_cursor={"seq": checkpoint}, now=utcnow()
+            )
+        self.checkpoint = checkpoint
+
+    async def _handle(self, rows: Sequence[Row]) -> None:
+        if await self.handle(rows):
+            return
+        first, last = self.id_of(rows[0]), self.id_of(rows[-1])
+        error = f"the search backend refused {len(rows)} {self.unit} (seq {first}-{last})"
+        async with self.db.write() as session:
+            await source_rows.set_progress(
+                session, self.checkpoint_source, synced_cursor=None, now=utcnow(), error=error
+            )
+        raise RuntimeError(error)  # the Host backs off and retries
