@@ -128,6 +128,11 @@ class Settings(BaseSettings):
     matters_concurrency: int = Field(default=2, ge=1, le=64)
     matter_turn_timeout: float = Field(default=600.0, gt=0, description="seconds")
 
+    # Memory indexes (bot/memory/indexes/): how often each is checked for new records by
+    # default, and how long one indexing turn may take.
+    index_interval: float = Field(default=3600.0, ge=60, description="seconds")
+    index_turn_timeout: float = Field(default=300.0, gt=0, description="seconds")
+
     shutdown_grace: float = Field(default=20.0, ge=0)
     poll_interval: float = Field(default=1.0, gt=0)
 

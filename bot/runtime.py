@@ -69,9 +69,15 @@ async def prepare_schema(db: Database) -> None:
 def components_for(settings: Settings, role: Role, bot: Component | None = None) -> list[Component]:
     from bot.assistant.component import Assistant
     from bot.matters.component import Matters
+    from bot.memory.indexes.component import MemoryIndexes
     from bot.sources.component import SourcesComponent
 
-    components: list[Component] = [bot or Assistant(), Matters(), SourcesComponent()]
+    components: list[Component] = [
+        bot or Assistant(),
+        Matters(),
+        SourcesComponent(),
+        MemoryIndexes(),
+    ]
     if settings.feishu_configured:
         from bot.channels.feishu.channel import FeishuChannel
 

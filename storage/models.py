@@ -371,3 +371,58 @@ class SourceShare(Base):
     )
     shared_by: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MemoryIndex(Base):
+    """A named index an indexing agent keeps over the records of some scopes, by the owner's
+    criteria. Every record with `seq <= covered_cursor` in those scopes has been organized.
+    Work takes a fixed range (covered_cursor, range_end]; `range_done` is how far into it the
+    agent said it got when it stopped early. Coverage moves only when a range is complete.
+    `scopes` None means every scope (made in the owner's DM). `pending_count` None is unknown
+    (a check failed), never 0."""
+
+    __tablename__ = "memory_indexes"
+    __table_args__ = (Index("ix_memory_indexes_due", "paused", "next_check_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    criteria: Mapped[str] = mapped_column(Text)
+    scopes: Mapped[list[str] | None] = mapped_column(JSONType)
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    created_by: Mapped[str | None] = mapped_column(String(128))
+    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    # pending | updating | no_changes_at_last_check | check_failed | maintenance_failed
+    status: Mapped[str] = mapped_column(String(32), default="pending")
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    covered_cursor: Mapped[int] = mapped_column(BigInteger, default=0)
+    range_end: Mapped[int | None] = mapped_column(BigInteger)
+    range_done: Mapped[int | None] = mapped_column(BigInteger)
+    pending_count: Mapped[int | None] = mapped_column(Integer)
+    interval_seconds: Mapped[int] = mapped_column(Integer, default=3600)
+    next_check_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_checked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_organized_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    last_error_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    ready_notified: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class IndexEntry(Base):
+    """One entry of a memory index: a key the agent chose, its text, and the seqs of the
+    records it was made from. Written with an expected revision, so two writers cannot
+    silently overwrite each other and a replayed write changes nothing."""
+
+    __tablename__ = "index_entries"
+    __table_args__ = (UniqueConstraint("index_id", "key"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    index_id: Mapped[int] = mapped_column(ForeignKey("memory_indexes.id"), index=True)
+    key: Mapped[str] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(Text)
+    refs: Mapped[list[int]] = mapped_column(JSONType, default=list)
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

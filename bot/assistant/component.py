@@ -10,6 +10,7 @@ from bot.assistant.tools import ToolInstaller, bot_tool_registry
 from bot.assistant.worker import BotWorker
 from bot.matters.commands import register_matter_commands
 from bot.memory.commands import register_memory_commands
+from bot.memory.indexes.commands import register_index_commands
 from bot.memory.tools import install_memory_tools
 from bot.services import Services
 from bot.sources.commands import register_sync_commands
@@ -21,6 +22,7 @@ class Assistant:
         self.commands = CommandRegistry()
         register_core_commands(self.commands)
         register_memory_commands(self.commands)
+        register_index_commands(self.commands)
         register_matter_commands(self.commands)
         register_sync_commands(self.commands)
         self.tools = bot_tool_registry(

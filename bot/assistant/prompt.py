@@ -29,7 +29,8 @@ def system_prompt(settings: Settings, conversation: ConversationView, summary: s
         "when the user asks for one.",
         "- Questions about the past (what someone said or decided, a mail, an earlier chat): "
         "look it up with memory_search, read the item with memory_original, and answer from "
-        "what you read, saying where it came from. If nothing is found, say so; never invent.",
+        "what you read, saying where it came from. If nothing is found, say so; never invent. "
+        "Named indexes the owner set up (/index) are read with memory_index_read.",
         f"- {DATA_RULE}",
     ]
     if summary:

@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--limit", type=int, default=10)
     add_sync_parser(sub)
+    index = sub.add_parser("index", help="memory indexes: list, or show NAME")
+    index.add_argument("action", choices=["list", "show"])
+    index.add_argument("name", nargs="?")
     evaluation = sub.add_parser("eval", help="evaluations")
     evaluation.add_argument("what", choices=["recall"])
     evaluation.add_argument("--dataset", required=True, type=Path)
@@ -107,6 +110,13 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         from bot.sources.cli import run_sync
 
         return await run_sync(settings, args)
+    if args.command == "index":
+        from bot.cli.indexes import run_index
+
+        if (args.action == "show") != bool(args.name):
+            print("usage: maka index list | maka index show NAME", file=sys.stderr)
+            return 2
+        return await run_index(settings, args.action, args.name)
     if args.command == "eval":
         from bot.cli.evaluate import run_recall_eval
 

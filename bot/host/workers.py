@@ -22,7 +22,7 @@ from prometheus_client import Counter
 from bot.host.notify import Notifier
 from storage import claims
 from storage.db import Database
-from storage.models import Matter, OutboxMessage, SessionSummary, Source, Timer
+from storage.models import Matter, MemoryIndex, OutboxMessage, SessionSummary, Source, Timer
 from storage.repos import leases
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (
     SessionSummary,
     Matter,
     Source,
+    MemoryIndex,
 )
 
 

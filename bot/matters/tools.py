@@ -229,6 +229,12 @@ async def memory_original(ctx: MatterTurnContext, ref: str, offset: int = 0) -> 
     return await recall.memory_original(_access(ctx), ref, offset)
 
 
+async def memory_index_read(ctx: MatterTurnContext, name: str, query: str | None = None) -> str:
+    """Read a named memory index: its entries (or those containing `query`), with refs for
+    memory_original. Read-only."""
+    return await recall.memory_index_read(_access(ctx), name, query)
+
+
 def matter_tools() -> ToolRegistry[MatterTurnContext]:
     registry: ToolRegistry[MatterTurnContext] = ToolRegistry()
     for tool in (
@@ -239,6 +245,7 @@ def matter_tools() -> ToolRegistry[MatterTurnContext]:
         message_bot,
         memory_search,
         memory_original,
+        memory_index_read,
     ):
         registry.tool(tool)
     return registry

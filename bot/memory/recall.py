@@ -18,18 +18,20 @@ from datetime import tzinfo
 
 from bot.agent.tools import ToolError
 from bot.assistant.visibility import Visibility
+from bot.memory.indexes.service import sees_index
 from bot.memory.search import SearchService
 from bot.memory.session_index import MESSAGE_KINDS, TOOL_KINDS, conversation_scope
 from sources.feishu_records import KIND as FEISHU
 from storage.db import Database
 from storage.models import SourceRecord
-from storage.repos import originals
+from storage.repos import memory_indexes, originals
 from storage.search import SearchHit
 
 DEFAULT_HITS = 8
 MAX_HITS = 20
 ORIGINAL_CHARS = 4000
 EXCERPT_CHARS = 300
+INDEX_ENTRIES = 30
 _REF = re.compile(r"^\s*(?:rec-(\d+)|log-(\d+)-(\d+))\s*$")
 NOT_VISIBLE = "no such item here: use a ref from memory_search (rec-… or log-…-…)"
 
@@ -87,6 +89,26 @@ async def memory_original(access: MemoryAccess, ref: str, offset: int = 0) -> st
     when = event.created_at.astimezone(access.tz).strftime("%Y-%m-%d %H:%M")
     header = f"task log of {task.name!r}, {event.kind}, {when}"
     return _page(ref, header, event.text, offset)
+
+
+async def memory_index_read(access: MemoryAccess, name: str, query: str | None = None) -> str:
+    """An index's entries (those containing `query`, when given), with refs to originals."""
+    async with access.db.read() as s:
+        index = await memory_indexes.by_name(s, name.strip())
+        visible = index is not None and sees_index(access.visibility, index)
+        if index is None or not visible:
+            names = [i.name for i in await memory_indexes.all_indexes(s)
+                     if sees_index(access.visibility, i)]  # fmt: skip
+            known = ", ".join(names) or "none"
+            raise ToolError(f"no index named {name!r} here (indexes here: {known})")
+        found = await memory_indexes.entries(
+            s, index.id, contains=(query or "").strip() or None, limit=INDEX_ENTRIES
+        )
+    state = f"index {index.name!r} ({index.criteria}), covered to rec-{index.covered_cursor}"
+    if not found:
+        return f"{state}: no entries" + (f" containing {query!r}" if query else "")
+    lines = [f"- {e.key}: {e.text} (refs {', '.join(f'rec-{r}' for r in e.refs)})" for e in found]
+    return "\n".join([f"{state}:", *lines])
 
 
 async def _records_of(db: Database, hits: list[SearchHit]) -> dict[str, SourceRecord]:

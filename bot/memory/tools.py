@@ -1,4 +1,5 @@
-"""The Bot's recall tools: `memory_search` and `memory_original` (bot/memory/recall.py),
+"""The Bot's recall tools: `memory_search`, `memory_original` and `memory_index_read`
+(bot/memory/recall.py),
 seen through the asker's visibility (bot/assistant/asking.py)."""
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ async def memory_original(ctx: TurnContext, ref: str, offset: int = 0) -> str:
     return await recall.memory_original(await _access(ctx), ref, offset)
 
 
+async def memory_index_read(ctx: TurnContext, name: str, query: str | None = None) -> str:
+    """Read a named memory index (people, decisions, promises … as the owner set them up):
+    its entries, or those containing `query`, each with refs for memory_original."""
+    return await recall.memory_index_read(await _access(ctx), name, query)
+
+
 def install_memory_tools(registry: ToolRegistry[TurnContext]) -> None:
-    for tool in (memory_search, memory_original):
+    for tool in (memory_search, memory_original, memory_index_read):
         registry.tool(tool)

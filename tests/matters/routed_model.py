@@ -1,5 +1,6 @@
-"""One scripted model behind the whole app, routed by who is asking (the Bot, a task agent
-or the reviewer: their system prompts differ), so each role gets its own script."""
+"""One scripted model behind the whole app, routed by who is asking (the Bot, a task agent,
+the reviewer, the summarizer or an indexing agent: their system prompts differ), so each role
+gets its own script."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ ROLES = {
     "agent": "You are a task agent",
     "review": "You review",
     "summary": "Write a coarse summary",
+    "indexer": "You keep the index",
 }
 # Roles a test need not script: they answer this when nothing is queued.
 DEFAULTS = {"summary": "A task."}

@@ -13,6 +13,7 @@ from email.mime.text import MIMEText
 
 from bot.llm.types import Message
 from storage.repos import sources as sources_repo
+from storage.repos.sources import NewRecord
 from storage.search import SearchFilters
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, say_in_group, send
@@ -120,6 +121,26 @@ async def test_the_owner_recalls_a_decision_from_mail_and_a_group_finds_none_of_
             answer_from_what_was_read(in_group),
             sleep_step,
         )
+        # Something the group said earlier, so its search has something of its own to find.
+        async with services.db.write() as s:
+            await sources_repo.ensure(
+                s,
+                name="feishu:oc_group",
+                kind="feishu",
+                scope="group:oc_group",
+                title="Team",
+                now=utcnow(),
+            )
+            await sources_repo.insert_records(s, [NewRecord(
+                "feishu:oc_group", "om_agenda", "group:oc_group",
+                "packaging supplier contract is on Friday's agenda", utcnow(), author="ou_member",
+                title="Team")], utcnow())  # fmt: skip
+
+        async def group_indexed() -> bool:
+            only_group = SearchFilters(scopes=["group:oc_group"])
+            return bool(await services.search.search("agenda", only_group, 5))
+
+        await wait_until(group_indexed, what="the group's earlier message in the search index")
         await say_in_group(w, QUESTION)
         answers = await replies(w, 2)
         assert answers[1] == "I found nothing about that here."

@@ -56,7 +56,9 @@ from bot.workhub.candidates import candidate_ref
 from storage.models import (
     Admin,
     InboxItem,
+    IndexEntry,
     Matter,
+    MemoryIndex,
     OutboxMessage,
     Session,
     SessionEvent,
@@ -65,6 +67,7 @@ from storage.models import (
     SourceRecord,
     SourceShare,
 )
+from storage.repos import memory_indexes as index_repo
 from storage.repos import sources as source_repo
 from storage.repos.sources import NewRecord
 from storage.search import SearchFilters
@@ -96,6 +99,8 @@ ADMIN, MEMBER, USER = "ou_admin", "ou_member", "ou_user"
 # The owner's sources as /sync status names them in the owner's DM.
 OWNER_SOURCE_NAMES = ("email:INBOX", f"feishu:{OWNER_DM}")
 NOT_SHARING = "not permitted: only the owner shares sources"
+OWNER_INDEX = "ownerindex"  # an index made in the owner's DM, over everything
+NO_OWNER_INDEX = f"No index named {OWNER_INDEX!r}."
 
 SLEEP = send("sleep", {})
 ALL_COMMANDS = {c.name for c in Assistant().commands.visible_to(Role.OWNER)}
@@ -228,6 +233,7 @@ def attack_agent_plan() -> list[Step]:
         send("events_read", {}),
         each_probe("memory_search", "query"),
         send("memory_original", {"ref": "rec-1"}),
+        send("memory_index_read", {"name": OWNER_INDEX}),
         send("checkpoint", {"state": "searched what this chat may see"}),
         send("message_bot", {"kind": "progress", "text": "searched; nothing of note"}),
         wait_an_hour(1),
@@ -251,6 +257,7 @@ def owner_agent_plan(w: FeishuWorld) -> Callable[[], list[Step]]:
     return lambda: [
         once_indexed,
         each_probe("memory_search", "query"),
+        send("memory_index_read", {"name": OWNER_INDEX}),
         send("checkpoint", {"state": "OWNERTASKMARKER outline ready"}),
         wait_an_hour(1),
     ]
@@ -381,6 +388,20 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
         )
     await speak(w, IN_OWNER_DM, OWNER_DM_TEXT)  # the Bot just sleeps
     await all_delivered(w)
+    async with db.write() as s:  # an index made in the owner's DM, paused: no agent runs it
+        index = await index_repo.create(
+            s, name=OWNER_INDEX, criteria="budgets", scopes=None, conversation_id=None,
+            created_by=OWNER, interval_seconds=3600, now=now,
+        )  # fmt: skip
+        assert index is not None
+        index.paused = True
+        mail = await source_repo.get_record(s, "email:INBOX", "budget-1")
+        assert mail is not None
+        written = await index_repo.write_entry(
+            s, index.id, key="budget", text=MAIL_TEXT, refs=[mail.id], expected_revision=0,
+            now=now,
+        )  # fmt: skip
+        assert written.ok
     model.add(
         "bot",
         send("tasks_create", {"title": OWNER_TASK_TITLE, "text": "the owner's board deck"}),
@@ -420,7 +441,8 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
         out
         for shown in model.shown
         if shown.role == "agent"
-        for out in tool_output(shown.messages, "memory_search")
+        for name in ("memory_search", "memory_index_read")
+        for out in tool_output(shown.messages, name)
     ]
     assert all(any(marker in out for out in searched) for marker in MARKERS), searched
 
@@ -429,6 +451,7 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
         "bot",
         each_probe("memory_search", "query"),
         read_every_original(w),
+        send("memory_index_read", {"name": OWNER_INDEX}),
         SLEEP,
     )
     await speak(w, IN_OWNER_DM, "what did the cfo write about the budget?")
@@ -441,6 +464,13 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
         for out in tool_output(shown.messages, name)
     ]
     assert all(any(marker in out for out in recalled) for marker in MARKERS), recalled
+    [index_read] = [
+        out
+        for shown in model.shown
+        if shown.role == "bot"
+        for out in tool_output(shown.messages, "memory_index_read")
+    ]
+    assert "OWNERMAILMARKER" in index_read, index_read
 
     seen: dict[str, str] = {}
 
@@ -586,6 +616,7 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
         send("tasks_candidates", {}),  # with evidence for the user's words: every probe
         each_probe("memory_search", "query"),
         read_every_original(team.w),
+        send("memory_index_read", {"name": OWNER_INDEX}),
         forge_a_ref,
         send("tasks_status", {"candidate_ref": owner.ref}),
         send(
@@ -629,8 +660,11 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         "/sync email",
         "/admins list",
         f"/admins remove {OWNER}",
+        "/index list",
+        *(f"/index {a} {OWNER_INDEX}" for a in ("show", "run", "pause", "resume", "drop")),
     ]
     if not admin:
+        cases.append("/index create notes what we decided")
         cases += [f"/admins add {sender}", f"/admins remove {ADMIN}", f"/sync feishu {OWNER_DM}"]
     return cases
 
@@ -645,6 +679,13 @@ async def snapshot(team: RedTeam) -> dict[str, Any]:
             "matters": sorted((m.id, m.status) for m in (await s.scalars(select(Matter))).all()),
             "shares": sorted(
                 (r.source, r.conversation_id) for r in (await s.scalars(select(SourceShare))).all()
+            ),
+            "indexes": sorted(
+                (i.name, i.paused, i.next_check_at)
+                for i in (await s.scalars(select(MemoryIndex))).all()
+            ),
+            "entries": sorted(
+                (e.index_id, e.key, e.revision) for e in (await s.scalars(select(IndexEntry))).all()
             ),
             "wanted": sorted(
                 (r.name, r.wanted_at) for r in (await s.scalars(select(Source))).all()
@@ -680,6 +721,9 @@ async def try_every_command(
         for probe in PROBES.values():
             assert not replies[f"/search {probe}"].startswith("not permitted")
         assert replies[f"/admins remove {OWNER}"] == f"{OWNER} was not an admin."
+        for action in ("show", "run", "pause", "resume", "drop"):
+            assert replies[f"/index {action} {OWNER_INDEX}"] == NO_OWNER_INDEX
+        assert OWNER_INDEX not in replies["/index list"]
         assert replies["/sync email"].startswith("email is not configured")
     else:
         for case in ("/status", "/admins list", f"/admins add {seat.sender}"):
@@ -690,6 +734,8 @@ async def try_every_command(
             assert (
                 replies[f"/sync {kind}"] == f"not permitted: /sync {kind.split()[0]} is for admins"
             )
+        for case in ("/index list", "/index create notes what we decided"):
+            assert replies[case] == "not permitted: /index is for admins", replies[case]
     return replies
 
 

@@ -1,0 +1,185 @@
+"""Keeping memory indexes: a background loop of its own, apart from discovery and task wakes.
+
+Each cycle claims one due index (`storage/claims.py`) and either checks it or organizes:
+- no open range: count the records of its scopes after its coverage. Nothing new is a
+  recorded check with no model call; a failed count is `check_failed` with the error and an
+  unknown pending count, never "no changes".
+- a range (covered, end] is open (fixed when it was found): one indexing turn works it from
+  where the last one stopped. `complete` moves coverage to the range's end; `partial` keeps
+  the range and records how far it got; a failure keeps both and shows the error.
+Killed mid-turn, nothing moved: the next cycle redoes the batch, and entries, keyed and
+revision-checked, are not doubled. Notices (ready, failed) go to the owner's Bot inbox.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.host.workers import Worker
+from bot.memory.indexes.service import TOPIC, IndexService
+from bot.memory.indexes.tools import IndexerContext
+from bot.memory.indexes.turn import IndexerTurn, TurnOutcome
+from storage.db import Database
+from storage.models import MemoryIndex
+from storage.repos import memory_indexes as repo
+from storage.repos import sessions
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+RETRY_AFTER = timedelta(minutes=5)  # a failed check or turn is tried again no sooner
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The claimed index's fields, read in the claiming transaction."""
+
+    row: MemoryIndex
+    id: int
+    status: str
+    scopes: list[str] | None
+    covered: int
+    range_end: int | None
+    range_done: int | None
+    interval: timedelta
+
+
+class IndexMaintenanceWorker(Worker):
+    name = "memory-indexes"
+    topics = (TOPIC, "source-index")
+
+    def __init__(
+        self,
+        db: Database,
+        service: IndexService,
+        turn: IndexerTurn,
+        *,
+        owner: str,
+        tz: tzinfo,
+    ) -> None:
+        self.db, self.service, self.turn, self.owner, self.tz = db, service, turn, owner, tz
+        self.lease = timedelta(seconds=turn.timeout + 60)
+
+    async def run_once(self) -> bool:
+        now = utcnow()
+        async with self.db.read() as s:
+            if not await repo.has_due(s, now):
+                return False
+        async with self.db.write() as s:
+            row = await repo.claim_due(s, owner=self.owner, lease=self.lease, now=now)
+            if row is None:
+                return False
+            claimed = Claimed(
+                row, row.id, row.status, row.scopes, row.covered_cursor, row.range_end,
+                row.range_done, timedelta(seconds=row.interval_seconds),
+            )  # fmt: skip
+        try:
+            await self.maintain(claimed)
+        finally:
+            async with self.db.write() as s:
+                await s.execute(
+                    repo.release_stmt(claimed.id, self.owner)  # never someone else's claim
+                )
+        return True
+
+    async def maintain(self, index: Claimed) -> None:
+        start, end = index.range_done or index.covered, index.range_end
+        if end is None:
+            found = await self._check(index)
+            if found is None:
+                return
+            start, end = index.covered, found
+        async with self.db.write() as s:
+            row = await s.get(MemoryIndex, index.id)
+            assert row is not None
+            session_id = await repo.indexer_session(s, row, utcnow())
+        ctx = IndexerContext(self.db, self.tz, index.id, index.scopes, start, end)
+        outcome = await self.turn.run(index.row, ctx)
+        await self._settle(index, start, end, outcome, session_id)
+
+    async def _check(self, index: Claimed) -> int | None:
+        """Open a range when records came after the coverage: its end; None otherwise."""
+        now = utcnow()
+        try:
+            async with self.db.read() as s:
+                backlog = await repo.backlog(s, index.scopes, index.covered)
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("checking index %s failed: %s", index.id, exc)
+            await self._fail(index, "check_failed", f"checking for new records failed: {exc}")
+            return None
+        async with self.db.write() as s:
+            row = await s.get(MemoryIndex, index.id)
+            assert row is not None
+            row.last_checked_at = row.updated_at = now
+            row.pending_count = backlog.count
+            if backlog.count == 0:
+                row.status = "no_changes_at_last_check"
+                row.next_check_at = now + index.interval
+                return None
+            row.status, row.range_end, row.range_done = "updating", backlog.last_seq, None
+        return backlog.last_seq
+
+    async def _settle(
+        self, index: Claimed, start: int, end: int, outcome: TurnOutcome, session_id: int
+    ) -> None:
+        if outcome.finished == "partial" and outcome.read_to <= start:
+            outcome = TurnOutcome(None, outcome.read_to, outcome.written, "made no progress")
+        if outcome.finished is None:
+            await self._fail(index, "maintenance_failed", outcome.error or "failed")
+            await self._log(session_id, f"failed in rec-{start}..rec-{end}: {outcome.error}")
+            return
+        now = utcnow()
+        ready = None
+        async with self.db.write() as s:
+            row = await s.get(MemoryIndex, index.id)
+            assert row is not None
+            row.status, row.last_error, row.next_check_at = "updating", None, now
+            row.last_organized_at = row.updated_at = now
+            if outcome.finished == "complete":
+                row.covered_cursor, row.range_end, row.range_done = end, None, None
+                row.pending_count = 0
+                if not row.ready_notified:
+                    row.ready_notified = True
+                    ready = await repo.count_entries(s, row.id)
+            else:
+                row.range_done = outcome.read_to
+                row.pending_count = await repo.count_in_range(s, index.scopes, outcome.read_to, end)
+        await self._log(
+            session_id,
+            f"{outcome.finished}: rec-{start}..rec-{end}, read to rec-{outcome.read_to}, "
+            f"{outcome.written} entries written. {outcome.note}".strip(),
+        )
+        if ready is not None:
+            await self.service.notify_owner(
+                index.row,
+                f"The index {index.row.name!r} is ready: {ready} entries so far.",
+                "ready",
+            )
+
+    async def _fail(self, index: Claimed, status: str, error: str) -> None:
+        now = utcnow()
+        async with self.db.write() as s:
+            row = await s.get(MemoryIndex, index.id)
+            assert row is not None
+            row.status, row.last_error, row.last_error_at = status, error[:2000], now
+            row.updated_at = now
+            row.next_check_at = now + min(RETRY_AFTER, index.interval)
+            if status == "check_failed":
+                row.pending_count = None  # unknown, not 0
+        if index.status != status:  # once per run of failures
+            await self.service.notify_owner(
+                index.row,
+                f"The index {index.row.name!r} could not be kept up to date: {error}",
+                f"{status}:{_stamp(now)}",
+            )
+
+    async def _log(self, session_id: int, text: str) -> None:
+        async with self.db.write() as s:
+            await sessions.append_events(s, session_id, [("status", text, None)], utcnow())
+
+
+def _stamp(at: datetime) -> str:
+    return at.strftime("%Y%m%dT%H%M%S")

@@ -1,0 +1,248 @@
+"""Memory indexes, their entries, and the records a range covers.
+
+An index is claimed for maintenance like any other work (`storage/claims.py`): due when not
+paused and its `next_check_at` has come (or was never set). Entries are written with an
+expected revision: 0 creates, N replaces revision N; anything else is a conflict the writer
+sees, so a replayed write or a stale writer changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage.claims import claim_rows, exists_claimable
+from storage.models import IndexEntry, MemoryIndex, Session, SourceRecord
+from storage.repos._upsert import insert_for
+
+INDEXER = "indexer"  # the role of an index's own Session
+
+
+async def create(
+    session: AsyncSession,
+    *,
+    name: str,
+    criteria: str,
+    scopes: list[str] | None,
+    conversation_id: int | None,
+    created_by: str | None,
+    interval_seconds: int,
+    now: datetime,
+) -> MemoryIndex | None:
+    """The new index; None when the name is taken."""
+    stmt = (
+        insert_for(session, MemoryIndex)
+        .values(
+            name=name,
+            criteria=criteria,
+            scopes=scopes,
+            conversation_id=conversation_id,
+            created_by=created_by,
+            interval_seconds=interval_seconds,
+            status="pending",
+            paused=False,
+            covered_cursor=0,
+            ready_notified=False,
+            created_at=now,
+            updated_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["name"])
+        .returning(MemoryIndex.id)
+    )
+    new_id = (await session.execute(stmt)).scalar_one_or_none()
+    return None if new_id is None else await session.get(MemoryIndex, new_id)
+
+
+async def by_name(session: AsyncSession, name: str) -> MemoryIndex | None:
+    return await session.scalar(
+        select(MemoryIndex)
+        .where(MemoryIndex.name == name)
+        .execution_options(populate_existing=True)
+    )
+
+
+async def all_indexes(session: AsyncSession) -> list[MemoryIndex]:
+    return list((await session.scalars(select(MemoryIndex).order_by(MemoryIndex.name))).all())
+
+
+def _due(now: datetime) -> list[ColumnElement[bool]]:
+    return [
+        MemoryIndex.paused.is_(False),
+        or_(MemoryIndex.next_check_at.is_(None), MemoryIndex.next_check_at <= now),
+    ]
+
+
+async def has_due(session: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(session, MemoryIndex, where=_due(now), now=now)
+
+
+async def claim_due(
+    session: AsyncSession, *, owner: str, lease: timedelta, now: datetime
+) -> MemoryIndex | None:
+    rows = await claim_rows(
+        session,
+        MemoryIndex,
+        where=_due(now),
+        order_by=[MemoryIndex.next_check_at, MemoryIndex.id],
+        limit=1,
+        owner=owner,
+        lease=lease,
+        now=now,
+    )
+    return rows[0] if rows else None
+
+
+async def next_due_at(session: AsyncSession) -> datetime | None:
+    return await session.scalar(
+        select(func.min(MemoryIndex.next_check_at)).where(MemoryIndex.paused.is_(False))
+    )
+
+
+def _in_scopes(scopes: Sequence[str] | None) -> list[ColumnElement[bool]]:
+    return [] if scopes is None else [SourceRecord.scope.in_(list(scopes))]
+
+
+@dataclass(frozen=True)
+class Backlog:
+    count: int
+    last_seq: int
+
+
+async def backlog(session: AsyncSession, scopes: Sequence[str] | None, after: int) -> Backlog:
+    """How many records of the scopes came after `after`, and the newest one's seq."""
+    count, last = (
+        await session.execute(
+            select(func.count(SourceRecord.id), func.max(SourceRecord.id)).where(
+                SourceRecord.id > after, *_in_scopes(scopes)
+            )
+        )
+    ).one()
+    return Backlog(int(count or 0), int(last or after))
+
+
+async def records_in_range(
+    session: AsyncSession, scopes: Sequence[str] | None, after: int, upto: int, limit: int
+) -> list[SourceRecord]:
+    return list(
+        (
+            await session.scalars(
+                select(SourceRecord)
+                .where(SourceRecord.id > after, SourceRecord.id <= upto, *_in_scopes(scopes))
+                .order_by(SourceRecord.id)
+                .limit(limit)
+            )
+        ).all()
+    )
+
+
+async def count_in_range(
+    session: AsyncSession, scopes: Sequence[str] | None, after: int, upto: int
+) -> int:
+    return int(
+        await session.scalar(
+            select(func.count(SourceRecord.id)).where(
+                SourceRecord.id > after, SourceRecord.id <= upto, *_in_scopes(scopes)
+            )
+        )
+        or 0
+    )
+
+
+async def entries(
+    session: AsyncSession, index_id: int, *, contains: str | None = None, limit: int = 50
+) -> list[IndexEntry]:
+    stmt = select(IndexEntry).where(IndexEntry.index_id == index_id)
+    if contains:
+        pattern = f"%{contains.lower()}%"
+        stmt = stmt.where(
+            or_(func.lower(IndexEntry.key).like(pattern), func.lower(IndexEntry.text).like(pattern))
+        )
+    return list((await session.scalars(stmt.order_by(IndexEntry.key).limit(limit))).all())
+
+
+async def count_entries(session: AsyncSession, index_id: int) -> int:
+    stmt = select(func.count(IndexEntry.id)).where(IndexEntry.index_id == index_id)
+    return int(await session.scalar(stmt) or 0)
+
+
+@dataclass(frozen=True)
+class EntryWrite:
+    ok: bool
+    revision: int  # the entry's revision now (0: it does not exist)
+
+
+async def write_entry(
+    session: AsyncSession,
+    index_id: int,
+    *,
+    key: str,
+    text: str,
+    refs: list[int],
+    expected_revision: int,
+    now: datetime,
+) -> EntryWrite:
+    if expected_revision == 0:
+        stmt = (
+            insert_for(session, IndexEntry)
+            .values(index_id=index_id, key=key, text=text, refs=refs, revision=1, updated_at=now)
+            .on_conflict_do_nothing(index_elements=["index_id", "key"])
+            .returning(IndexEntry.id)
+        )
+        if (await session.execute(stmt)).scalar_one_or_none() is not None:
+            return EntryWrite(True, 1)
+    else:
+        result = await session.execute(
+            update(IndexEntry)
+            .where(
+                IndexEntry.index_id == index_id,
+                IndexEntry.key == key,
+                IndexEntry.revision == expected_revision,
+            )
+            .values(text=text, refs=refs, revision=expected_revision + 1, updated_at=now)
+        )
+        if getattr(result, "rowcount", 0):
+            return EntryWrite(True, expected_revision + 1)
+    current = await session.scalar(
+        select(IndexEntry.revision).where(IndexEntry.index_id == index_id, IndexEntry.key == key)
+    )
+    return EntryWrite(False, int(current or 0))
+
+
+async def drop(session: AsyncSession, index_id: int) -> None:
+    await session.execute(delete(IndexEntry).where(IndexEntry.index_id == index_id))
+    await session.execute(delete(MemoryIndex).where(MemoryIndex.id == index_id))
+
+
+async def indexer_session(session: AsyncSession, index: MemoryIndex, now: datetime) -> int:
+    """The index's own Session (role `indexer`, never a WorkHub candidate), made on first
+    use; its id."""
+    if index.session_id is not None:
+        return index.session_id
+    created = Session(
+        name=f"index: {index.name}",
+        role=INDEXER,
+        state="active",
+        conversation_id=index.conversation_id,
+        labels=[],
+        is_archived=False,
+        created_at=now,
+        status_updated_at=now,
+    )
+    session.add(created)
+    await session.flush()
+    index.session_id = created.id
+    return created.id
+
+
+def release_stmt(index_id: int, owner: str) -> Any:
+    """Give one claim back, only if this owner still holds it."""
+    return (
+        update(MemoryIndex)
+        .where(MemoryIndex.id == index_id, MemoryIndex.lease_owner == owner)
+        .values(lease_owner=None, lease_expires_at=None)
+    )
