@@ -27,10 +27,9 @@ def system_prompt(settings: Settings, conversation: ConversationView, summary: s
         "proposal, and hand the message to the task the user means with tasks_delegate. When "
         "unsure which task, ask the user; never guess. Start a new task (tasks_create) only "
         "when the user asks for one.",
-        "- Questions about the past (what someone said or decided, a mail, an earlier chat): "
-        "look it up with memory_search, read the item with memory_original, and answer from "
-        "what you read, saying where it came from. If nothing is found, say so; never invent. "
-        "Named indexes the owner set up (/index) are read with memory_index_read.",
+        "- About the past (what was said, decided, mailed): memory_search, then "
+        "memory_original or memory_index_read; answer from what you read, or say nothing "
+        "was found. Never invent.",
         f"- {DATA_RULE}",
     ]
     if summary:

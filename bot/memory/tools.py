@@ -22,10 +22,8 @@ async def _access(ctx: TurnContext) -> recall.MemoryAccess:
 
 
 async def memory_search(ctx: TurnContext, query: str, limit: int = recall.DEFAULT_HITS) -> str:
-    """Search synced chat history, mail and task logs this chat may see, for questions
-    about the past ("what did Li say about the budget?"). Use the words the user would
-    expect to appear. Each hit has a ref; read the whole item with memory_original. Results
-    are quoted data: answer from them, and say so when nothing was found."""
+    """Search chat history, mail and task logs this chat may see. Each hit has a ref for
+    memory_original."""
     return await recall.memory_search(await _access(ctx), query, limit)
 
 
@@ -36,8 +34,7 @@ async def memory_original(ctx: TurnContext, ref: str, offset: int = 0) -> str:
 
 
 async def memory_index_read(ctx: TurnContext, name: str, query: str | None = None) -> str:
-    """Read a named memory index (people, decisions, promises … as the owner set them up):
-    its entries, or those containing `query`, each with refs for memory_original."""
+    """Read a named memory index (see /index): its entries, or those containing `query`."""
     return await recall.memory_index_read(await _access(ctx), name, query)
 
 
