@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -95,12 +94,6 @@ async def claim_due(
         now=now,
     )
     return rows[0] if rows else None
-
-
-async def next_due_at(session: AsyncSession) -> datetime | None:
-    return await session.scalar(
-        select(func.min(MemoryIndex.next_check_at)).where(MemoryIndex.paused.is_(False))
-    )
 
 
 def _in_scopes(scopes: Sequence[str] | None) -> list[ColumnElement[bool]]:
@@ -237,12 +230,3 @@ async def indexer_session(session: AsyncSession, index: MemoryIndex, now: dateti
     await session.flush()
     index.session_id = created.id
     return created.id
-
-
-def release_stmt(index_id: int, owner: str) -> Any:
-    """Give one claim back, only if this owner still holds it."""
-    return (
-        update(MemoryIndex)
-        .where(MemoryIndex.id == index_id, MemoryIndex.lease_owner == owner)
-        .values(lease_owner=None, lease_expires_at=None)
-    )

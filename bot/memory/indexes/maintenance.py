@@ -14,7 +14,6 @@ revision-checked, are not doubled. Notices (ready, failed) go to the owner's Bot
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -23,6 +22,7 @@ from bot.host.workers import Worker
 from bot.memory.indexes.service import TOPIC, IndexService
 from bot.memory.indexes.tools import IndexerContext
 from bot.memory.indexes.turn import IndexerTurn, TurnOutcome
+from storage import claims
 from storage.db import Database
 from storage.models import MemoryIndex
 from storage.repos import memory_indexes as repo
@@ -31,20 +31,6 @@ from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 RETRY_AFTER = timedelta(minutes=5)  # a failed check or turn is tried again no sooner
-
-
-@dataclass(frozen=True)
-class Claimed:
-    """The claimed index's fields, read in the claiming transaction."""
-
-    row: MemoryIndex
-    id: int
-    status: str
-    scopes: list[str] | None
-    covered: int
-    range_end: int | None
-    range_done: int | None
-    interval: timedelta
 
 
 class IndexMaintenanceWorker(Worker):
@@ -69,43 +55,39 @@ class IndexMaintenanceWorker(Worker):
             if not await repo.has_due(s, now):
                 return False
         async with self.db.write() as s:
-            row = await repo.claim_due(s, owner=self.owner, lease=self.lease, now=now)
-            if row is None:
+            # Detached once this transaction ends: the index as it was claimed (each write
+            # below loads its own row).
+            claimed = await repo.claim_due(s, owner=self.owner, lease=self.lease, now=now)
+            if claimed is None:
                 return False
-            claimed = Claimed(
-                row, row.id, row.status, row.scopes, row.covered_cursor, row.range_end,
-                row.range_done, timedelta(seconds=row.interval_seconds),
-            )  # fmt: skip
         try:
             await self.maintain(claimed)
         finally:
             async with self.db.write() as s:
-                await s.execute(
-                    repo.release_stmt(claimed.id, self.owner)  # never someone else's claim
-                )
+                await claims.release_rows(s, MemoryIndex, self.owner, [claimed.id])
         return True
 
-    async def maintain(self, index: Claimed) -> None:
-        start, end = index.range_done or index.covered, index.range_end
+    async def maintain(self, index: MemoryIndex) -> None:
+        start, end = index.range_done or index.covered_cursor, index.range_end
         if end is None:
             found = await self._check(index)
             if found is None:
                 return
-            start, end = index.covered, found
+            start, end = index.covered_cursor, found
         async with self.db.write() as s:
             row = await s.get(MemoryIndex, index.id)
             assert row is not None
             session_id = await repo.indexer_session(s, row, utcnow())
         ctx = IndexerContext(self.db, self.tz, index.id, index.scopes, start, end)
-        outcome = await self.turn.run(index.row, ctx)
+        outcome = await self.turn.run(index, ctx)
         await self._settle(index, start, end, outcome, session_id)
 
-    async def _check(self, index: Claimed) -> int | None:
+    async def _check(self, index: MemoryIndex) -> int | None:
         """Open a range when records came after the coverage: its end; None otherwise."""
         now = utcnow()
         try:
             async with self.db.read() as s:
-                backlog = await repo.backlog(s, index.scopes, index.covered)
+                backlog = await repo.backlog(s, index.scopes, index.covered_cursor)
         except (SQLAlchemyError, OSError) as exc:
             log.warning("checking index %s failed: %s", index.id, exc)
             await self._fail(index, "check_failed", f"checking for new records failed: {exc}")
@@ -117,13 +99,13 @@ class IndexMaintenanceWorker(Worker):
             row.pending_count = backlog.count
             if backlog.count == 0:
                 row.status = "no_changes_at_last_check"
-                row.next_check_at = now + index.interval
+                row.next_check_at = now + _interval(index)
                 return None
             row.status, row.range_end, row.range_done = "updating", backlog.last_seq, None
         return backlog.last_seq
 
     async def _settle(
-        self, index: Claimed, start: int, end: int, outcome: TurnOutcome, session_id: int
+        self, index: MemoryIndex, start: int, end: int, outcome: TurnOutcome, session_id: int
     ) -> None:
         if outcome.finished == "partial" and outcome.read_to <= start:
             outcome = TurnOutcome(None, outcome.read_to, outcome.written, "made no progress")
@@ -154,31 +136,35 @@ class IndexMaintenanceWorker(Worker):
         )
         if ready is not None:
             await self.service.notify_owner(
-                index.row,
-                f"The index {index.row.name!r} is ready: {ready} entries so far.",
+                index,
+                f"The index {index.name!r} is ready: {ready} entries so far.",
                 "ready",
             )
 
-    async def _fail(self, index: Claimed, status: str, error: str) -> None:
+    async def _fail(self, index: MemoryIndex, status: str, error: str) -> None:
         now = utcnow()
         async with self.db.write() as s:
             row = await s.get(MemoryIndex, index.id)
             assert row is not None
             row.status, row.last_error, row.last_error_at = status, error[:2000], now
             row.updated_at = now
-            row.next_check_at = now + min(RETRY_AFTER, index.interval)
+            row.next_check_at = now + min(RETRY_AFTER, _interval(index))
             if status == "check_failed":
                 row.pending_count = None  # unknown, not 0
         if index.status != status:  # once per run of failures
             await self.service.notify_owner(
-                index.row,
-                f"The index {index.row.name!r} could not be kept up to date: {error}",
+                index,
+                f"The index {index.name!r} could not be kept up to date: {error}",
                 f"{status}:{_stamp(now)}",
             )
 
     async def _log(self, session_id: int, text: str) -> None:
         async with self.db.write() as s:
             await sessions.append_events(s, session_id, [("status", text, None)], utcnow())
+
+
+def _interval(index: MemoryIndex) -> timedelta:
+    return timedelta(seconds=index.interval_seconds)
 
 
 def _stamp(at: datetime) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
 
 from bot.assistant.visibility import Visibility
+from bot.channels.ingest import INBOX_TOPIC
 from bot.host.notify import Notifier
 from storage.db import Database
 from storage.models import MemoryIndex
@@ -21,7 +21,6 @@ from storage.repos import memory_indexes as repo
 from storage.types import utcnow
 
 TOPIC = "memory_indexes"
-INBOX_TOPIC = "inbox"
 NOTICE_KIND = "index_notice"
 NAME = re.compile(r"^[\w\u3400-\u9fff][\w\u3400-\u9fff.-]{0,63}$")
 # Offered, not forced: `/index list` shows these when there is no index yet.
@@ -145,7 +144,3 @@ class IndexService:
             )
         await self.notifier.notify(INBOX_TOPIC)
         return True
-
-
-def next_check(interval_seconds: int) -> timedelta:
-    return timedelta(seconds=interval_seconds)

@@ -5,7 +5,7 @@ notices come from the maintenance worker, never from the model."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import tzinfo
 
 from bot.agent.tools import ToolError, ToolRegistry
@@ -33,7 +33,6 @@ class IndexerContext:
     written: int = 0
     finished: str | None = None  # "complete" | "partial" once checkpointed
     note: str = ""
-    shown: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.read_to = self.read_to or self.start
@@ -60,7 +59,6 @@ async def records_read(ctx: IndexerContext) -> str:
     if not batch:
         return "nothing left in this range: call checkpoint with complete=true"
     ctx.read_to = batch[-1].id
-    ctx.shown.update(r.id for r in batch)
     lines = [render_record(r, ctx.tz) for r in batch]
     tail = f"{left} more records in this range." if left else "That was the last of this range."
     return "\n".join([*lines, tail])
