@@ -146,8 +146,11 @@ class Ingest:
             results = await self._store_in(session, batch, known)
         # Remembered only once committed: a rolled-back conversation row must not be reused.
         self._conversations.update(known)
+        # Other replicas heard of these at commit.
         if any(r.outcome is Outcome.ANSWERED for r in results):
-            self.notifier.wake_local(INBOX_TOPIC)  # other replicas heard it at commit
+            self.notifier.wake_local(INBOX_TOPIC)
+        if any(r.outcome is not Outcome.DUPLICATE for r in results):
+            self.notifier.wake_local(source_records.RECORDS_TOPIC)
         return results
 
     async def _store_in(
@@ -204,6 +207,7 @@ class Ingest:
                 )
         if new_records:
             await source_records.add_records(session, new_records, batch[0].now)
+            await self.notifier.publish(session, source_records.RECORDS_TOPIC)
         if to_inbox:
             item_ids = await inbox.append_many(session, to_inbox)
             results = [

@@ -27,7 +27,7 @@ async def run_index(settings: Settings, action: str, name: str | None) -> int:
                 print(f"no index named {name!r}", file=sys.stderr)
                 return 1
             entries = await repo.count_entries(s, index.id)
-        print(describe(index, entries, settings.tz))
+        print(describe(index, entries, settings.tz, has_model=settings.model_configured))
         return 1 if index.status in ("check_failed", "maintenance_failed") else 0
     except SQLAlchemyError as exc:
         print(f"cannot read indexes ({type(exc).__name__}); run `maka migrate`?", file=sys.stderr)

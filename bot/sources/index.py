@@ -36,7 +36,7 @@ from storage.search import SearchDocument
 log = logging.getLogger(__name__)
 
 BATCH = 500
-TOPIC = "source-index"
+TOPIC = repo.RECORDS_TOPIC
 INDEX_SOURCE = "index:search"  # the follower's source row: its checkpoint and errors
 INDEX_KIND = CHECKPOINT_KIND
 INDEX_LEASE = "sources.index"  # one follower at a time across replicas

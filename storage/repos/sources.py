@@ -73,6 +73,11 @@ def _insert(session: AsyncSession, returning: bool) -> Any:
     return stmt
 
 
+# The notification topic a writer of records publishes, so the search follower wakes now
+# rather than on its next poll.
+RECORDS_TOPIC = "source-index"
+
+
 async def insert_records(
     session: AsyncSession, records: Sequence[NewRecord], now: datetime
 ) -> list[tuple[int, str, str]]:

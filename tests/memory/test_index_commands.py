@@ -122,3 +122,17 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
     assert out.decode().startswith("- decisions: paused, covered to rec-"), out.decode()
+
+
+def test_an_index_without_a_model_says_what_to_set() -> None:
+    from datetime import UTC
+
+    from bot.memory.indexes.commands import describe
+
+    index = MemoryIndex(
+        name="people", criteria="people and their projects", status="pending", paused=False,
+        covered_cursor=0, interval_seconds=3600,
+    )  # fmt: skip
+    waiting = describe(index, 0, UTC, has_model=False)
+    assert "Status: pending (no model is configured: set MAKA_MODEL_BASE_URL" in waiting
+    assert "(not checked yet)" in describe(index, 0, UTC, has_model=True)

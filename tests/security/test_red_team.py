@@ -891,6 +891,8 @@ async def test_mail_the_owner_shares_with_the_group_shows_there_and_nothing_else
         cases = [*(f"/search {p}" for p in PROBES.values()), "/sync status", "/matters list"]
         replies = await commands(w, admin, cases, asked)
         team.asked_while_mail_shared |= set(asked.values())
+        made = await commands(w, admin, ["/index create groupmail mail and chat here"])
+        assert "created over this chat" in made["/index create groupmail mail and chat here"]
     finally:
         [unshared] = (await commands(w, owner_there, ["/sync unshare email:INBOX"])).values()
     assert unshared == "email:INBOX is no longer shared with this chat."
@@ -901,4 +903,8 @@ async def test_mail_the_owner_shares_with_the_group_shows_there_and_nothing_else
     # Once unshared, the mail is gone from the group again.
     again = await commands(w, admin, ["/search ownermailmarker", "/search 预算 机密"])
     assert not any(m in answer for m in MAIL_MARKERS for answer in again.values()), again
+    # An index made while the mail was shared covers it: once unshared, the group loses it.
+    gone = await commands(w, admin, ["/index list", "/index show groupmail"])
+    assert "groupmail" not in gone["/index list"], gone
+    assert gone["/index show groupmail"] == "No index named 'groupmail'.", gone
     await nothing_leaked(team)

@@ -23,6 +23,8 @@ STATUS_HELP = {
     "maintenance_failed": "the indexing agent failed: see the error (is the model reachable?); "
     "it retries, or /index run",
 }
+# Indexes are kept by a model: without one they wait, durably, and say so.
+NO_MODEL = "no model is configured: set MAKA_MODEL_BASE_URL and MAKA_MODEL_NAME to start it"
 
 
 def index_service(services: Services) -> IndexService:
@@ -48,7 +50,8 @@ def register_index_commands(registry: CommandRegistry) -> None:
                     interval=ctx.services.settings.index_interval,
                 )
                 where = "everything you can see" if index.scopes is None else "this chat"
-                return f"Index {index.name!r} created over {where}; it starts shortly."
+                starts = "it starts shortly" if ctx.services.model else NO_MODEL
+                return f"Index {index.name!r} created over {where}; {starts}."
             if len(rest) != 1 or action not in ("show", "run", "pause", "resume", "drop"):
                 raise UsageError()
             name = rest[0]
@@ -84,14 +87,16 @@ async def _show(ctx: CommandContext, service: IndexService, name: str) -> str:
     index = await service.find(name, ctx.visibility)
     async with ctx.services.db.read() as s:
         entries = await repo.count_entries(s, index.id)
-    return describe(index, entries, ctx.services.settings.tz)
+    return describe(index, entries, ctx.services.settings.tz, has_model=bool(ctx.services.model))
 
 
-def describe(index: MemoryIndex, entries: int, tz: tzinfo) -> str:
+def describe(index: MemoryIndex, entries: int, tz: tzinfo, *, has_model: bool) -> str:
     """An index as `/index show` and `maka index show` print it: every item says what to do
     when it is red."""
     state = "paused" if index.paused else index.status
     advice = "resume it to keep it up to date" if index.paused else STATUS_HELP.get(state, "")
+    if not has_model and not index.paused:
+        advice = NO_MODEL
     lines = [
         f"Index {index.name!r}: {index.criteria}",
         f"Status: {state} ({advice})",
