@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
+from bot.discovery.schedule import parse_quiet_hours
 from storage.urls import DatabaseUrlError, masked_database_url, normalize_database_url
 
 
@@ -133,6 +134,15 @@ class Settings(BaseSettings):
     index_interval: float = Field(default=3600.0, ge=60, description="seconds")
     index_turn_timeout: float = Field(default=300.0, gt=0, description="seconds")
 
+    # Proactive discovery (bot/discovery/): the defaults the owner's /discovery overrides.
+    # Off until the owner turns it on.
+    discovery_enabled: bool = False
+    discovery_interval: float = Field(default=1800.0, ge=60, description="seconds")
+    discovery_quiet: str = Field(default="", description="HH-HH in MAKA_TIMEZONE, or empty")
+    discovery_budget: int = Field(default=50_000, ge=0, description="tokens per day")
+    discovery_deep_every: float = Field(default=7 * 86_400.0, ge=0, description="seconds; 0 never")
+    discovery_turn_timeout: float = Field(default=300.0, gt=0, description="seconds")
+
     shutdown_grace: float = Field(default=20.0, ge=0)
     poll_interval: float = Field(default=1.0, gt=0)
 
@@ -164,6 +174,12 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
         return value.rstrip("/")
+
+    @field_validator("discovery_quiet")
+    @classmethod
+    def _quiet_hours(cls, value: str) -> str:
+        parse_quiet_hours(value)
+        return value.strip()
 
     @field_validator("timezone")
     @classmethod

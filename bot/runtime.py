@@ -68,6 +68,7 @@ async def prepare_schema(db: Database) -> None:
 
 def components_for(settings: Settings, role: Role, bot: Component | None = None) -> list[Component]:
     from bot.assistant.component import Assistant
+    from bot.discovery.component import Discovery
     from bot.matters.component import Matters
     from bot.memory.indexes.component import MemoryIndexes
     from bot.sources.component import SourcesComponent
@@ -77,6 +78,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
         Matters(),
         SourcesComponent(),
         MemoryIndexes(),
+        Discovery(),
     ]
     if settings.feishu_configured:
         from bot.channels.feishu.channel import FeishuChannel

@@ -426,3 +426,85 @@ class IndexEntry(Base):
     refs: Mapped[list[int]] = mapped_column(JSONType, default=list)
     revision: Mapped[int] = mapped_column(Integer, default=1)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DiscoveryState(Base):
+    """The owner's discovery heartbeat (one row, id 1): the Host owns it, never a model.
+    `watermark` is what the pre-check had seen when the last round ran (the newest record,
+    index entry, note, feedback, due Matters and near deadlines); `next_round_at` is the next
+    heartbeat. Claimed with a lease so one replica beats at a time."""
+
+    __tablename__ = "discovery_state"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    interval_seconds: Mapped[int] = mapped_column(Integer, default=1800)
+    quiet_from: Mapped[int | None] = mapped_column(Integer)  # hour, owner's time zone
+    quiet_to: Mapped[int | None] = mapped_column(Integer)
+    budget_tokens: Mapped[int] = mapped_column(Integer, default=50_000)  # per day
+    deep_every_seconds: Mapped[int] = mapped_column(Integer, default=7 * 86_400)
+    run_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    next_round_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_round_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # last completed
+    watermark: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    discovery_session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    judgement_session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class DiscoveryRound(Base):
+    """One heartbeat's outcome: `skipped` (with its reason, no model call), or a round that
+    went `discovery` → `judgement` → `done` (or `failed` with the error). A round found in
+    `judgement` resumes there: Discovery's notes are already committed."""
+
+    __tablename__ = "discovery_rounds"
+    __table_args__ = (Index("ix_discovery_rounds_phase", "phase", "started_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    # skipped | discovery | judgement | done | failed
+    phase: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    watermark: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    findings: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class NotebookNote(Base):
+    """A short, dated note of the owner's discovery notebook; only ever appended."""
+
+    __tablename__ = "notebook_notes"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    round_id: Mapped[int | None] = mapped_column(ForeignKey("discovery_rounds.id"))
+    author: Mapped[str] = mapped_column(String(16))  # discovery | judgement
+    # interest | situation | resource | unknown | connection | correction
+    kind: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    refs: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    due_on: Mapped[date | None] = mapped_column(Date)  # a deadline the note is about
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Finding(Base):
+    """What Judgement decided the owner should hear, with its evidence refs. `status`:
+    `delivered` (in the owner's Bot inbox), `repeat` (close to an earlier finding with
+    nothing new behind it: dropped), `undelivered` (no DM with the owner yet). `feedback` is
+    the owner's next words after it, recorded for the next Judgement."""
+
+    __tablename__ = "findings"
+    __table_args__ = (UniqueConstraint("round_id", "ordinal"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("discovery_rounds.id"))
+    ordinal: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    refs: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    status: Mapped[str] = mapped_column(String(16))
+    repeat_of: Mapped[int | None] = mapped_column(BigInteger)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    feedback: Mapped[str | None] = mapped_column(Text)
+    feedback_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

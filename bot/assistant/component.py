@@ -8,6 +8,7 @@ from bot.assistant.commands import CommandRegistry
 from bot.assistant.core_commands import register_core_commands
 from bot.assistant.tools import ToolInstaller, bot_tool_registry
 from bot.assistant.worker import BotWorker
+from bot.discovery.commands import register_discovery_commands
 from bot.matters.commands import register_matter_commands
 from bot.memory.commands import register_memory_commands
 from bot.memory.indexes.commands import register_index_commands
@@ -25,6 +26,7 @@ class Assistant:
         register_index_commands(self.commands)
         register_matter_commands(self.commands)
         register_sync_commands(self.commands)
+        register_discovery_commands(self.commands)
         self.tools = bot_tool_registry(
             [install_workhub_tools, install_memory_tools, *(tool_installers or [])]
         )

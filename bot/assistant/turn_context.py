@@ -23,6 +23,12 @@ from storage.repos import inbox, outbox
 from storage.types import utcnow
 
 MAX_ITEM_CHARS = 8000
+# What the Bot is to do with a kind of notice, said by our code outside the quoted body (so it
+# costs prompt tokens only in turns that have such a notice).
+NOTICE_HINTS = {
+    "finding": "From discovery, for the owner: tell them briefly if it still matters, with its "
+    "evidence. You may offer to track it as a task; start one only if they agree.",
+}
 _STRUCTURED = re.compile(r"^(#{1,6} |\|.*\||```)", re.MULTILINE)
 
 
@@ -66,7 +72,8 @@ class BatchItem:
             thread = " [in a thread]" if self.payload.get("thread_id") else ""
             return f"[{self.ref}] {when} {who}{thread}: {text[:MAX_ITEM_CHARS]}"
         body = str(self.payload.get("text") or self.payload)[:MAX_ITEM_CHARS]
-        return f"[{self.ref}] {when} {self.kind}:\n{quote_data(self.kind, body)}"
+        hint = f" ({NOTICE_HINTS[self.kind]})" if self.kind in NOTICE_HINTS else ""
+        return f"[{self.ref}] {when} {self.kind}{hint}:\n{quote_data(self.kind, body)}"
 
 
 @dataclass

@@ -22,7 +22,15 @@ from prometheus_client import Counter
 from bot.host.notify import Notifier
 from storage import claims
 from storage.db import Database
-from storage.models import Matter, MemoryIndex, OutboxMessage, SessionSummary, Source, Timer
+from storage.models import (
+    DiscoveryState,
+    Matter,
+    MemoryIndex,
+    OutboxMessage,
+    SessionSummary,
+    Source,
+    Timer,
+)
 from storage.repos import leases
 
 log = logging.getLogger(__name__)
@@ -36,6 +44,7 @@ CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (
     Matter,
     Source,
     MemoryIndex,
+    DiscoveryState,
 )
 
 

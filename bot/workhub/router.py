@@ -218,6 +218,20 @@ def request_units(request: str) -> list[str]:
     return [u for u in query_units(cleaned) if u.lower() not in GENERIC]
 
 
+# A short yes to an offer the assistant made ("want me to track it as a task?").
+AGREES = re.compile(
+    r"^\s*(yes|yeah|yep|sure|ok(ay)?|please( do)?|do it|go ahead|track it|好的?|好呀|可以|行|"
+    r"嗯|要的?|是的|跟进|麻烦了?)(?=$|[\s,，.。!！?？~、:：;；])",
+    re.IGNORECASE,
+)
+AGREEMENT_CHARS = 60
+
+
+def agrees(request: str) -> bool:
+    """A short reply that says yes (an offer's answer, not a request of its own)."""
+    return len(request.strip()) <= AGREEMENT_CHARS and AGREES.match(request) is not None
+
+
 def asks_for_new(request: str, task_names: Sequence[str]) -> bool:
     """Do the user's words ask for a new task? Words that are part of a task's own name do
     not ("how is the new session timeout bug going?" with a task of that name; 新建用户接口报错

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import Any
 
@@ -27,7 +27,7 @@ from bot.workhub.candidates import (
 )
 from bot.workhub.evidence import EvidenceStrategy, Searcher, gather_evidence
 from bot.workhub.recall import Recall
-from bot.workhub.router import Decision, asks_for_new
+from bot.workhub.router import Decision, agrees, asks_for_new
 from bot.workhub.summaries import shares_little
 from storage.db import Database
 from storage.models import Session
@@ -35,6 +35,8 @@ from storage.repos import inbox, sessions, workhub
 from storage.types import utcnow
 
 SESSION_INBOX_TOPIC = "session_inbox"
+OFFER_KINDS = ("finding",)  # inbox items the Bot may offer to the user as a new task
+OFFER_STANDS = timedelta(hours=24)
 PAGE = 64
 
 
@@ -195,17 +197,26 @@ class WorkHub:
         earlier = await self._earlier(action_id)
         if earlier is not None:
             return self._converge(earlier, "create", payload)
-        refused = self._creation_refused(
-            str(payload.get("request") or ""), await self.candidates(requester)
-        )
+        request = str(payload.get("request") or "")
+        offered = agrees(request) and await self._offered(requester.conversation_id)
+        refused = self._creation_refused(request, await self.candidates(requester), offered)
         if refused is not None:
             return refused
         return await self._write("create", action_id, None, payload, new_session=(title, requester))
 
+    async def _offered(self, conversation_id: int) -> bool:
+        """Did the assistant bring this chat something to offer as a task lately (a finding
+        from discovery, bot/discovery/)? Then a plain yes is the user asking for it."""
+        async with self.db.read() as s:
+            return await inbox.has_recent(s, conversation_id, OFFER_KINDS, utcnow() - OFFER_STANDS)
+
     @staticmethod
-    def _creation_refused(request: str, current: CandidateSet) -> GateResult | None:
-        """A new task only when this turn's user words ask for one (invariant 9), and never
-        for words that name a task the requester already has."""
+    def _creation_refused(
+        request: str, current: CandidateSet, offered: bool = False
+    ) -> GateResult | None:
+        """A new task only when this turn's user words ask for one (invariant 9), or say yes
+        to a task the assistant offered; never for words that name a task the requester
+        already has."""
         named = [c for c in current.candidates if _names(request, c.meta.name)]
         if named:
             return GateResult(
@@ -214,7 +225,7 @@ class WorkHub:
                 detail=f"the user's words name the task {named[0].meta.name!r} "
                 f"({named[0].ref}); delegate there, or ask whether they want a new one",
             )
-        if not asks_for_new(request, [c.meta.name for c in current.candidates]):
+        if not offered and not asks_for_new(request, [c.meta.name for c in current.candidates]):
             return GateResult(
                 False,
                 Refusal.NOT_ASKED,

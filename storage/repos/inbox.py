@@ -103,3 +103,15 @@ async def count_pending(session: AsyncSession, conversation_id: int | None = Non
     if conversation_id is not None:
         stmt = stmt.where(InboxItem.conversation_id == conversation_id)
     return int(await session.scalar(stmt) or 0)
+
+
+async def has_recent(
+    session: AsyncSession, conversation_id: int, kinds: Sequence[str], since: datetime
+) -> bool:
+    """Whether items of these kinds reached the conversation since a moment."""
+    stmt = select(InboxItem.id).where(
+        InboxItem.conversation_id == conversation_id,
+        InboxItem.kind.in_(list(kinds)),
+        InboxItem.created_at >= since,
+    )
+    return (await session.scalar(stmt.limit(1))) is not None

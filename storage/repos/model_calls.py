@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -36,3 +37,13 @@ async def usage_since(session: AsyncSession, since: datetime) -> ModelUsage:
         )
     ).one()
     return ModelUsage(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+
+
+async def tokens_since(session: AsyncSession, since: datetime, purposes: Sequence[str]) -> int:
+    """Input and output tokens of the calls made for these purposes since a moment."""
+    total = await session.scalar(
+        select(func.coalesce(func.sum(ModelCall.input_tokens + ModelCall.output_tokens), 0)).where(
+            ModelCall.created_at >= since, ModelCall.purpose.in_(list(purposes))
+        )
+    )
+    return int(total or 0)

@@ -19,6 +19,8 @@ ROLES = {
     "review": "You review",
     "summary": "Write a coarse summary",
     "indexer": "You keep the index",
+    "discovery": "You look for things",
+    "judgement": "You judge what",
 }
 # Roles a test need not script: they answer this when nothing is queued.
 DEFAULTS = {"summary": "A task."}

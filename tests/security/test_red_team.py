@@ -57,6 +57,7 @@ from storage.models import (
     Admin,
     InboxItem,
     IndexEntry,
+    DiscoveryState,
     Matter,
     MemoryIndex,
     OutboxMessage,
@@ -67,6 +68,7 @@ from storage.models import (
     SourceRecord,
     SourceShare,
 )
+from storage.repos import discovery as discovery_repo
 from storage.repos import memory_indexes as index_repo
 from storage.repos import sources as source_repo
 from storage.repos.sources import NewRecord
@@ -402,6 +404,11 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
             now=now,
         )  # fmt: skip
         assert written.ok
+        # The owner's discovery notebook and a finding: never shown outside the owner's DM.
+        await discovery_repo.append_note(
+            s, round_id=None, author="discovery", kind="situation", text=MAIL_TEXT,
+            refs=[f"rec-{mail.id}"], due_on=None, now=now,
+        )  # fmt: skip
     model.add(
         "bot",
         send("tasks_create", {"title": OWNER_TASK_TITLE, "text": "the owner's board deck"}),
@@ -662,8 +669,11 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         f"/admins remove {OWNER}",
         "/index list",
         *(f"/index {a} {OWNER_INDEX}" for a in ("show", "run", "pause", "resume", "drop")),
+        "/discovery status",
+        "/discovery every 1s",
     ]
     if not admin:
+        cases += [f"/discovery {a}" for a in ("on", "off", "run", "quiet 22-8", "budget 1")]
         cases.append("/index create notes what we decided")
         cases += [f"/admins add {sender}", f"/admins remove {ADMIN}", f"/sync feishu {OWNER_DM}"]
     return cases
@@ -687,6 +697,10 @@ async def snapshot(team: RedTeam) -> dict[str, Any]:
             "entries": sorted(
                 (e.index_id, e.key, e.revision) for e in (await s.scalars(select(IndexEntry))).all()
             ),
+            "discovery": [
+                (d.enabled, d.interval_seconds, d.budget_tokens, d.run_requested)
+                for d in (await s.scalars(select(DiscoveryState))).all()
+            ],
             "wanted": sorted(
                 (r.name, r.wanted_at) for r in (await s.scalars(select(Source))).all()
             ),
@@ -725,6 +739,8 @@ async def try_every_command(
             assert replies[f"/index {action} {OWNER_INDEX}"] == NO_OWNER_INDEX
         assert OWNER_INDEX not in replies["/index list"]
         assert replies["/sync email"].startswith("email is not configured")
+        assert "Notebook: 1 notes" in replies["/discovery status"]  # a count, never the text
+        assert replies["/discovery every 1s"].startswith("Usage: /discovery")
     else:
         for case in ("/status", "/admins list", f"/admins add {seat.sender}"):
             assert replies[case].startswith("not permitted: /"), (case, replies[case])
@@ -736,6 +752,8 @@ async def try_every_command(
             )
         for case in ("/index list", "/index create notes what we decided"):
             assert replies[case] == "not permitted: /index is for admins", replies[case]
+        for case in [c for c in cases if c.startswith("/discovery")]:
+            assert replies[case] == "not permitted: /discovery is for admins", replies[case]
     return replies
 
 

@@ -1,0 +1,167 @@
+"""The discovery heartbeat: a Host worker that beats every interval the owner set (never a
+model), runs the pre-check (bot/discovery/precheck.py) and, only when it says so, a round
+(bot/discovery/rounds.py). A skip is recorded with its reason and costs no model call.
+
+Before the pre-check, the owner's reactions to delivered findings are recorded: their next
+words in the DM after a finding (within `FEEDBACK_WINDOW`), shown to the next Judgement.
+Silence records nothing: it is not rejection."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+from typing import Any
+
+from bot.discovery.passes import PURPOSES
+from bot.discovery.precheck import decide
+from bot.discovery.rounds import OWNER_PLATFORMS, RoundOutcome, RoundRunner
+from bot.discovery.schedule import start_of_day
+from bot.host.workers import Worker
+from storage import claims
+from storage.db import Database
+from storage.models import DiscoveryRound, DiscoveryState, Finding
+from storage.repos import conversations, model_calls
+from storage.repos import discovery as repo
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+TOPIC = "discovery"
+LOOKAHEAD = timedelta(hours=48)  # Matters and noted deadlines this close count as new
+FEEDBACK_WINDOW = timedelta(hours=24)
+FEEDBACK_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Beat:
+    """What one heartbeat did: `idle` (off or not due), `skipped` (reason), or a round."""
+
+    did: str
+    reason: str = ""
+    round: RoundOutcome | None = None
+
+
+class DiscoveryWorker(Worker):
+    name = "discovery"
+    topics = (TOPIC,)
+
+    def __init__(
+        self,
+        db: Database,
+        runner: RoundRunner,
+        defaults: repo.Defaults,
+        *,
+        owner: str,
+        tz: tzinfo,
+        lease: timedelta,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.db, self.runner, self.defaults = db, runner, defaults
+        self.owner, self.tz, self.lease, self.clock = owner, tz, lease, clock
+
+    async def run_once(self) -> bool:
+        beat = await self.beat(self.clock())
+        return beat.did != "idle"
+
+    async def beat(self, now: datetime) -> Beat:
+        async with self.db.read() as s:
+            state = await repo.get_state(s)
+            open_round = await repo.unfinished_round(s)
+        if state is None:
+            async with self.db.write() as s:
+                state = await repo.ensure_state(s, self.defaults, now)
+        if not _due(state, now) and open_round is None:
+            return Beat("idle")
+        async with self.db.write() as s:
+            claimed = await repo.claim_state(s, owner=self.owner, lease=self.lease, now=now)
+        if claimed is None:
+            return Beat("idle")  # another replica beats
+        try:
+            return await self._beat(claimed, now)
+        finally:
+            async with self.db.write() as s:
+                await claims.release_rows(s, DiscoveryState, self.owner, [claimed.id])
+
+    async def _beat(self, state: DiscoveryState, now: datetime) -> Beat:
+        async with self.db.read() as s:
+            open_round = await repo.unfinished_round(s)
+        if open_round is not None:  # a round the last process did not finish
+            return await self._run(state, open_round, dict(open_round.watermark), now)
+        if not _due(state, now):
+            return Beat("idle")
+        await self._record_feedback(now)
+        async with self.db.read() as s:
+            signals = await repo.signals(s, now, now.astimezone(self.tz).date(), LOOKAHEAD)
+            used = await model_calls.tokens_since(s, start_of_day(now, self.tz), PURPOSES)
+        decision = decide(state, signals, now=now, tz=self.tz, tokens_today=used)
+        async with self.db.write() as s:
+            row = await s.get(DiscoveryState, state.id)
+            assert row is not None
+            row.next_round_at = now + timedelta(seconds=row.interval_seconds)
+            row.updated_at = now
+            if not decision.run:
+                await repo.record_skip(s, decision.reason, now)
+                return Beat("skipped", decision.reason)
+            row.run_requested = False
+            round_ = await repo.open_round(s, decision.reason, signals, now)
+        return await self._run(state, round_, signals, now)
+
+    async def _run(
+        self, state: DiscoveryState, round_: DiscoveryRound, signals: dict[str, Any], now: datetime
+    ) -> Beat:
+        outcome = await self.runner.run(round_, state, now)
+        if outcome.phase == "done":
+            async with self.db.read() as s:
+                after = await repo.signals(s, now, now.astimezone(self.tz).date(), LOOKAHEAD)
+            async with self.db.write() as s:
+                row = await s.get(DiscoveryState, state.id)
+                assert row is not None
+                # What the round wrote itself (notes, deadlines noted) is not news next time.
+                row.watermark = {
+                    **signals,
+                    "notes": after["notes"],
+                    "deadlines": after["deadlines"],
+                }
+                row.last_round_at = now
+                if row.next_round_at is None or row.next_round_at < now:
+                    row.next_round_at = now + timedelta(seconds=row.interval_seconds)
+        return Beat("round", round_.reason, outcome)
+
+    async def _record_feedback(self, now: datetime) -> None:
+        """The owner's next words after each recently delivered finding, once."""
+        owner = self.runner.owner
+        if not owner:
+            return
+        async with self.db.read() as s:
+            waiting = await repo.awaiting_feedback(s, now - FEEDBACK_WINDOW)
+            if not waiting:
+                return
+            dm = None
+            for platform in OWNER_PLATFORMS:
+                dm = dm or await conversations.find_dm(s, platform, owner)
+            if dm is None:
+                return
+            found: dict[int, str] = {}
+            for finding in waiting:
+                assert finding.delivered_at is not None
+                words = await repo.owner_words_after(s, dm.id, finding.delivered_at, 2)
+                if words:
+                    found[finding.id] = " / ".join(str(w.payload.get("text") or "") for w in words)[
+                        :FEEDBACK_CHARS
+                    ]
+        if not found:
+            return
+        async with self.db.write() as s:
+            for finding_id, text in found.items():
+                row = await s.get(Finding, finding_id)
+                if row is not None and row.feedback is None:
+                    row.feedback, row.feedback_at = text, now
+
+
+def _due(state: DiscoveryState, now: datetime) -> bool:
+    if state.run_requested:
+        return True
+    if not state.enabled:
+        return False
+    return state.next_round_at is None or state.next_round_at <= now

@@ -1,0 +1,114 @@
+"""The two passes of a round, each one agent loop over its own registry
+(bot/discovery/tools.py). Discovery looks around and writes notes; Judgement reads the whole
+notebook and the owner's reactions to earlier findings, and emits zero or more findings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.agent.framing import DATA_RULE, quote_data
+from bot.agent.loop import AgentLoop
+from bot.agent.tools import ToolRegistry
+from bot.discovery.tools import PassContext, render_note
+from bot.llm.client import ModelClient
+from bot.llm.types import Message, ModelError
+from storage.models import Finding, NotebookNote
+
+PURPOSES = ("discovery_turn", "judgement_turn")  # how their model calls are recorded
+
+DISCOVERY_PROMPT = "\n".join(
+    [
+        "You look for things a busy person would want noticed in their own chats and mail.",
+        "Search memory and read originals; then append short notes with note_append: "
+        "interests, situations (promises, deadlines, threads waiting on the owner), "
+        "resources, unknowns, connections (two people on the same thing), corrections of "
+        "earlier notes. Each note dated by the tool, with the refs it came from; set due_on "
+        "for deadlines. Do not repeat notes the notebook already has. End with pass_end.",
+        "You never talk to anyone: your notes are read by a judge, not by the owner.",
+        DATA_RULE,
+    ]
+)
+JUDGEMENT_PROMPT = "\n".join(
+    [
+        "You judge what the owner of a personal assistant should hear now.",
+        "Read the notebook and earlier findings with the owner's reactions; check what you "
+        "need with memory tools; append notes if you learn something. Then emit findings "
+        "with finding_emit, each short, concrete and backed by refs, only for what is "
+        "useful and timely and not already told (unless something new changed it). Often "
+        "the right number is zero. The owner's reactions teach what they value. End with "
+        "pass_end.",
+        "You never talk to anyone: the assistant tells the owner your findings.",
+        DATA_RULE,
+    ]
+)
+
+
+@dataclass(frozen=True)
+class PassResult:
+    ok: bool
+    error: str | None = None
+
+
+class Pass:
+    def __init__(
+        self,
+        model: ModelClient,
+        tools: ToolRegistry[PassContext],
+        *,
+        purpose: str,
+        system: str,
+        timeout: float,
+        max_steps: int = 16,
+    ) -> None:
+        self.loop = AgentLoop(model, tools, purpose=purpose, max_steps=max_steps)
+        self.system, self.timeout = system, timeout
+
+    async def run(self, ctx: PassContext, briefing: str) -> PassResult:
+        prompt = [Message.system(self.system), Message.user(briefing)]
+        try:
+            async with asyncio.timeout(self.timeout):
+                await self.loop.run(ctx, prompt, ended=lambda c: c.ended)
+        except TimeoutError:
+            return PassResult(False, f"the {ctx.author} pass took longer than {self.timeout:.0f}s")
+        except ModelError as exc:
+            return PassResult(False, f"the model failed: {exc}")
+        return PassResult(True)
+
+
+def discovery_briefing(reason: str, notes: Sequence[NotebookNote], ctx: PassContext) -> str:
+    shown = "\n".join(render_note(n, ctx.tz) for n in notes) or "(empty)"
+    return "\n".join(
+        [
+            f"Why this round: {reason}.",
+            "The notebook's newest notes:",
+            quote_data("notebook", shown),
+        ]
+    )
+
+
+def judgement_briefing(
+    reason: str, notes: Sequence[NotebookNote], earlier: Sequence[Finding], ctx: PassContext
+) -> str:
+    shown = "\n".join(render_note(n, ctx.tz) for n in notes) or "(empty)"
+    told = "\n".join(_told(f, ctx) for f in earlier) or "(none yet)"
+    return "\n".join(
+        [
+            f"Why this round: {reason}.",
+            "The notebook:",
+            quote_data("notebook", shown),
+            "Findings already told to the owner, with their reaction (silence is not rejection):",
+            quote_data("findings", told),
+        ]
+    )
+
+
+def _told(finding: Finding, ctx: PassContext) -> str:
+    when = (
+        finding.delivered_at.astimezone(ctx.tz).strftime("%Y-%m-%d")
+        if finding.delivered_at
+        else "?"
+    )
+    reaction = f"owner replied: {finding.feedback!r}" if finding.feedback else "no reaction yet"
+    return f"F-{finding.id} {when}: {finding.text} [{', '.join(finding.refs)}] ({reaction})"

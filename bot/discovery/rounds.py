@@ -1,0 +1,167 @@
+"""Running one round: Discovery (its notes commit as they are written), then Judgement, whose
+findings are stored and delivered in the transaction that ends the round. A round found in
+`judgement` (the process died after Discovery) resumes at Judgement; one found in
+`discovery` starts Discovery again (its earlier notes stay: the notebook only grows).
+
+Delivery: each finding goes to the owner's Bot inbox as a `finding` item; only the Bot
+speaks. A finding close to one already delivered, with no new ref behind it, is kept as a
+`repeat` and not delivered (bot/discovery/repeats.py)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+
+from bot.channels.ingest import INBOX_TOPIC
+from bot.discovery.passes import Pass, discovery_briefing, judgement_briefing
+from bot.discovery.repeats import repeat_of
+from bot.discovery.tools import EmittedFinding, PassContext
+from bot.host.notify import Notifier
+from bot.memory import recall
+from storage.db import Database
+from storage.models import DiscoveryRound, DiscoveryState, Finding
+from storage.repos import conversations, inbox, sessions
+from storage.repos import discovery as repo
+from storage.types import utcnow
+
+log = logging.getLogger(__name__)
+FINDING_KIND = "finding"
+NOTEBOOK_SHOWN = 200  # Judgement reads the whole notebook, up to this many newest notes
+EARLIER_SHOWN = 30
+OWNER_PLATFORMS = ("feishu", "console")
+
+
+@dataclass(frozen=True)
+class RoundOutcome:
+    phase: str  # done | failed
+    delivered: int = 0
+    repeats: int = 0
+    error: str | None = None
+
+
+class RoundRunner:
+    def __init__(
+        self,
+        db: Database,
+        notifier: Notifier,
+        access: recall.MemoryAccess,
+        discovery: Pass,
+        judgement: Pass,
+        *,
+        owner: str | None,
+        tz: tzinfo,
+    ) -> None:
+        self.db, self.notifier, self.access = db, notifier, access
+        self.discovery, self.judgement = discovery, judgement
+        self.owner, self.tz = owner, tz
+
+    async def run(
+        self, round_: DiscoveryRound, state: DiscoveryState, now: datetime
+    ) -> RoundOutcome:
+        """`now` is the beat's time (findings are stamped with it)."""
+        if round_.phase == "discovery":
+            ctx = self._context(round_, "discovery")
+            async with self.db.read() as s:
+                notes = await repo.notes(s, limit=NOTEBOOK_SHOWN)
+            result = await self.discovery.run(ctx, discovery_briefing(round_.reason, notes, ctx))
+            if not result.ok:
+                return await self._fail(round_, result.error or "failed")
+            async with self.db.write() as s:
+                row = await s.get(DiscoveryRound, round_.id)
+                assert row is not None
+                row.phase = "judgement"
+            await self._log(state, "discovery", f"round {round_.id}: {ctx.notes_added} notes")
+        return await self._judge(round_, state, now)
+
+    async def _judge(
+        self, round_: DiscoveryRound, state: DiscoveryState, now: datetime
+    ) -> RoundOutcome:
+        ctx = self._context(round_, "judgement")
+        async with self.db.read() as s:
+            notes = await repo.notes(s, limit=NOTEBOOK_SHOWN)
+            earlier = await repo.delivered_findings(s, EARLIER_SHOWN)
+        briefing = judgement_briefing(round_.reason, notes, earlier, ctx)
+        result = await self.judgement.run(ctx, briefing)
+        if not result.ok:
+            return await self._fail(round_, result.error or "failed")
+        outcome = await self._finish(round_, ctx.findings, now)
+        await self._log(
+            state,
+            "judgement",
+            f"round {round_.id}: {outcome.delivered} findings delivered, "
+            f"{outcome.repeats} repeats dropped, {ctx.notes_added} notes",
+        )
+        return outcome
+
+    async def _finish(
+        self, round_: DiscoveryRound, emitted: list[EmittedFinding], now: datetime
+    ) -> RoundOutcome:
+        delivered = repeats = 0
+        async with self.db.write() as s:
+            row = await s.get(DiscoveryRound, round_.id)
+            assert row is not None
+            if row.phase != "judgement":  # finished by someone else already
+                return RoundOutcome(row.phase)
+            dm = await self._owner_dm(s)
+            told = await repo.delivered_findings(s, limit=500)
+            for ordinal, item in enumerate(emitted, start=1):
+                earlier = repeat_of(item.text, item.refs, told)
+                status = "repeat" if earlier else ("delivered" if dm else "undelivered")
+                finding = await repo.add_finding(
+                    s,
+                    Finding(round_id=row.id, ordinal=ordinal, text=item.text, refs=item.refs,
+                            status=status, repeat_of=earlier.id if earlier else None,
+                            delivered_at=now if status == "delivered" else None,
+                            created_at=now),
+                )  # fmt: skip
+                if status == "repeat":
+                    repeats += 1
+                    continue
+                if dm is not None:
+                    await inbox.append(
+                        s, kind=FINDING_KIND, payload=finding_payload(finding),
+                        conversation_id=dm, dedupe_key=f"finding:{finding.id}", created_at=now,
+                    )  # fmt: skip
+                    told.append(finding)
+                    delivered += 1
+            row.phase, row.findings, row.finished_at = "done", delivered, now
+        if delivered:
+            await self.notifier.notify(INBOX_TOPIC)
+        return RoundOutcome("done", delivered, repeats)
+
+    async def _owner_dm(self, s: object) -> int | None:
+        if not self.owner:
+            return None
+        for platform in OWNER_PLATFORMS:
+            dm = await conversations.find_dm(s, platform, self.owner)  # type: ignore[arg-type]
+            if dm is not None:
+                return dm.id
+        return None
+
+    async def _fail(self, round_: DiscoveryRound, error: str) -> RoundOutcome:
+        async with self.db.write() as s:
+            row = await s.get(DiscoveryRound, round_.id)
+            assert row is not None
+            row.phase, row.reason = "failed", f"{row.reason}; failed: {error}"[:2000]
+            row.finished_at = utcnow()
+        log.warning("discovery round %s failed: %s", round_.id, error)
+        return RoundOutcome("failed", error=error)
+
+    def _context(self, round_: DiscoveryRound, author: str) -> PassContext:
+        return PassContext(self.db, self.access, self.tz, round_.id, author)
+
+    async def _log(self, state: DiscoveryState, role: str, text: str) -> None:
+        async with self.db.write() as s:
+            row = await s.get(DiscoveryState, state.id)
+            assert row is not None
+            session_id = await repo.role_session(s, row, role, utcnow())
+            await sessions.append_events(s, session_id, [("status", text, None)], utcnow())
+
+
+def finding_payload(finding: Finding) -> dict[str, object]:
+    refs = ", ".join(finding.refs)
+    return {
+        "text": f"F-{finding.id}: {finding.text} (evidence: {refs})",
+        "finding": finding.id,
+    }

@@ -1,0 +1,53 @@
+"""The heartbeat's calendar: quiet hours in the owner's time zone, durations as people write
+them, and the owner's day (for the daily token budget). Pure functions, no I/O."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, tzinfo
+
+_QUIET = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
+_DURATION = re.compile(r"^\s*(\d+)\s*(s|m|min|h|d)?\s*$", re.IGNORECASE)
+_UNIT = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400}
+
+
+def parse_quiet_hours(text: str) -> tuple[int, int] | None:
+    """ "22-8" → (22, 8): from 22:00 to 08:00 in the owner's time zone. "" or "off" → None."""
+    if not text.strip() or text.strip().lower() == "off":
+        return None
+    m = _QUIET.match(text)
+    if m is None:
+        raise ValueError(f"{text!r}: write quiet hours as HH-HH, e.g. 22-8 (or off)")
+    start, end = int(m.group(1)), int(m.group(2))
+    if not (0 <= start <= 23 and 0 <= end <= 23) or start == end:
+        raise ValueError(f"{text!r}: two different hours from 0 to 23, e.g. 22-8")
+    return start, end
+
+
+def parse_duration(text: str) -> int:
+    """ "30m", "2h", "1d", "90" (seconds) → seconds."""
+    m = _DURATION.match(text)
+    if m is None:
+        raise ValueError(f"{text!r}: write a duration like 30m, 2h or 1d")
+    return int(m.group(1)) * _UNIT[(m.group(2) or "s").lower()]
+
+
+def is_quiet(quiet: tuple[int, int] | None, now: datetime, tz: tzinfo) -> bool:
+    if quiet is None:
+        return False
+    hour, (start, end) = now.astimezone(tz).hour, quiet
+    return start <= hour < end if start < end else hour >= start or hour < end
+
+
+def quiet_ends(quiet: tuple[int, int], now: datetime, tz: tzinfo) -> datetime:
+    """The first moment after `now` outside the quiet hours."""
+    local = now.astimezone(tz)
+    end = local.replace(hour=quiet[1], minute=0, second=0, microsecond=0)
+    if end <= local:
+        end += timedelta(days=1)
+    return end
+
+
+def start_of_day(now: datetime, tz: tzinfo) -> datetime:
+    """Midnight of the owner's day: the daily budget counts from here."""
+    return now.astimezone(tz).replace(hour=0, minute=0, second=0, microsecond=0)

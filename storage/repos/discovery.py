@@ -1,0 +1,293 @@
+"""Discovery's rows: the heartbeat state, rounds (and skips), the notebook, findings, and the
+signals the pre-check compares (each one cheap indexed read)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from storage import claims
+from storage.models import (
+    DiscoveryRound,
+    DiscoveryState,
+    Finding,
+    InboxItem,
+    IndexEntry,
+    Matter,
+    NotebookNote,
+    Session,
+    SourceRecord,
+)
+
+STATE_ID = 1
+KEEP_SKIPS = 200  # the skip log is for `/discovery status`, not history
+OPEN_PHASES = ("discovery", "judgement")
+
+
+@dataclass(frozen=True)
+class Defaults:
+    enabled: bool
+    interval_seconds: int
+    quiet: tuple[int, int] | None
+    budget_tokens: int
+    deep_every_seconds: int
+
+
+async def get_state(session: AsyncSession) -> DiscoveryState | None:
+    return await session.get(DiscoveryState, STATE_ID)
+
+
+def state_of(defaults: Defaults, now: datetime) -> DiscoveryState:
+    """The state as the settings' defaults make it (not stored)."""
+    quiet = defaults.quiet or (None, None)
+    return DiscoveryState(
+        id=STATE_ID,
+        enabled=defaults.enabled,
+        interval_seconds=defaults.interval_seconds,
+        quiet_from=quiet[0],
+        quiet_to=quiet[1],
+        budget_tokens=defaults.budget_tokens,
+        deep_every_seconds=defaults.deep_every_seconds,
+        run_requested=False,
+        watermark={},
+        updated_at=now,
+    )
+
+
+async def ensure_state(session: AsyncSession, defaults: Defaults, now: datetime) -> DiscoveryState:
+    """The state row, made from the settings' defaults the first time it is needed."""
+    row = await session.get(DiscoveryState, STATE_ID)
+    if row is None:
+        row = state_of(defaults, now)
+        session.add(row)
+        await session.flush()
+    return row
+
+
+async def claim_state(
+    session: AsyncSession, *, owner: str, lease: timedelta, now: datetime
+) -> DiscoveryState | None:
+    rows = await claims.claim_rows(
+        session,
+        DiscoveryState,
+        where=[DiscoveryState.id == STATE_ID],
+        order_by=[DiscoveryState.id],
+        limit=1,
+        owner=owner,
+        lease=lease,
+        now=now,
+    )
+    return rows[0] if rows else None
+
+
+async def record_skip(session: AsyncSession, reason: str, now: datetime) -> None:
+    session.add(DiscoveryRound(phase="skipped", reason=reason, watermark={}, findings=0,
+                               started_at=now, finished_at=now))  # fmt: skip
+    await session.flush()
+    keep = (
+        select(DiscoveryRound.id)
+        .where(DiscoveryRound.phase == "skipped")
+        .order_by(DiscoveryRound.id.desc())
+        .limit(KEEP_SKIPS)
+    )
+    oldest_kept = await session.scalar(select(func.min(keep.subquery().c.id)))
+    if oldest_kept is not None:
+        await session.execute(
+            delete(DiscoveryRound).where(
+                DiscoveryRound.phase == "skipped", DiscoveryRound.id < oldest_kept
+            )
+        )
+
+
+async def open_round(
+    session: AsyncSession, reason: str, watermark: dict[str, Any], now: datetime
+) -> DiscoveryRound:
+    row = DiscoveryRound(phase="discovery", reason=reason, watermark=watermark, findings=0,
+                         started_at=now)  # fmt: skip
+    session.add(row)
+    await session.flush()
+    return row
+
+
+async def unfinished_round(session: AsyncSession) -> DiscoveryRound | None:
+    stmt = (
+        select(DiscoveryRound)
+        .where(DiscoveryRound.phase.in_(OPEN_PHASES))
+        .order_by(DiscoveryRound.id.desc())
+        .limit(1)
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def recent_rounds(
+    session: AsyncSession, phases: tuple[str, ...], limit: int
+) -> list[DiscoveryRound]:
+    stmt = (
+        select(DiscoveryRound)
+        .where(DiscoveryRound.phase.in_(phases))
+        .order_by(DiscoveryRound.id.desc())
+        .limit(limit)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def role_session(
+    session: AsyncSession, state: DiscoveryState, role: str, now: datetime
+) -> int:
+    """The reusable Session of a pass (role `discovery` or `judgement`), made on first use;
+    never a WorkHub candidate (those have no role)."""
+    attr = f"{role}_session_id"
+    existing = getattr(state, attr)
+    if existing is not None:
+        return int(existing)
+    created = Session(name=f"discovery: {role}", role=role, state="active", labels=[],
+                      is_archived=False, created_at=now, status_updated_at=now)  # fmt: skip
+    session.add(created)
+    await session.flush()
+    setattr(state, attr, created.id)
+    return created.id
+
+
+# ---- the notebook ------------------------------------------------------------------------
+
+
+async def append_note(
+    session: AsyncSession,
+    *,
+    round_id: int | None,
+    author: str,
+    kind: str,
+    text: str,
+    refs: list[str],
+    due_on: date | None,
+    now: datetime,
+) -> NotebookNote:
+    row = NotebookNote(round_id=round_id, author=author, kind=kind, text=text, refs=refs,
+                       due_on=due_on, created_at=now)  # fmt: skip
+    session.add(row)
+    await session.flush()
+    return row
+
+
+async def notes(
+    session: AsyncSession, *, limit: int, kind: str | None = None, contains: str | None = None
+) -> list[NotebookNote]:
+    """The newest notes, oldest first."""
+    stmt = select(NotebookNote)
+    if kind:
+        stmt = stmt.where(NotebookNote.kind == kind)
+    if contains:
+        stmt = stmt.where(NotebookNote.text.contains(contains))
+    rows = (await session.scalars(stmt.order_by(NotebookNote.id.desc()).limit(limit))).all()
+    return list(reversed(rows))
+
+
+# ---- findings ----------------------------------------------------------------------------
+
+
+async def add_finding(session: AsyncSession, finding: Finding) -> Finding:
+    session.add(finding)
+    await session.flush()
+    return finding
+
+
+async def delivered_findings(session: AsyncSession, limit: int) -> list[Finding]:
+    stmt = (
+        select(Finding)
+        .where(Finding.status == "delivered")
+        .order_by(Finding.id.desc())
+        .limit(limit)
+    )
+    return list(reversed((await session.scalars(stmt)).all()))
+
+
+async def awaiting_feedback(session: AsyncSession, since: datetime) -> list[Finding]:
+    stmt = (
+        select(Finding)
+        .where(
+            Finding.status == "delivered",
+            Finding.feedback.is_(None),
+            Finding.delivered_at >= since,
+        )
+        .order_by(Finding.delivered_at)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def owner_words_after(
+    session: AsyncSession, conversation_id: int, after: datetime, limit: int
+) -> list[InboxItem]:
+    """The owner's first messages in their DM after a moment (their reaction, if any)."""
+    stmt = (
+        select(InboxItem)
+        .where(
+            InboxItem.conversation_id == conversation_id,
+            InboxItem.kind == "user_message",
+            InboxItem.created_at > after,
+        )
+        .order_by(InboxItem.id)
+        .limit(limit)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+@dataclass(frozen=True)
+class Counts:
+    notes: int
+    findings: dict[str, int]
+    feedback: int
+
+
+async def counts(session: AsyncSession) -> Counts:
+    notes_n = await session.scalar(select(func.count(NotebookNote.id)))
+    by_status = (
+        await session.execute(
+            select(Finding.status, func.count(Finding.id)).group_by(Finding.status)
+        )
+    ).all()
+    feedback = await session.scalar(
+        select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
+    )
+    return Counts(int(notes_n or 0), {str(s): int(n) for s, n in by_status}, int(feedback or 0))
+
+
+# ---- what the pre-check compares ---------------------------------------------------------
+
+
+async def signals(
+    session: AsyncSession, now: datetime, today: date, lookahead: timedelta
+) -> dict[str, Any]:
+    """What exists now that a round could look at: the newest record, index entry change,
+    note and feedback; the Matters due soon; the noted deadlines that are near."""
+    newest_record = await session.scalar(select(func.max(SourceRecord.id)))
+    newest_entry = await session.scalar(select(func.max(IndexEntry.updated_at)))
+    newest_note = await session.scalar(select(func.max(NotebookNote.id)))
+    feedback = await session.scalar(
+        select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
+    )
+    due_matters = await session.scalars(
+        select(Matter.id).where(
+            Matter.status == "active",
+            Matter.next_wake_at.is_not(None),
+            Matter.next_wake_at <= now + lookahead,
+        )
+    )
+    near = await session.scalars(
+        select(NotebookNote.id).where(
+            NotebookNote.due_on.is_not(None),
+            NotebookNote.due_on >= today,
+            NotebookNote.due_on <= today + lookahead,
+        )
+    )
+    return {
+        "records": int(newest_record or 0),
+        "entries": newest_entry.isoformat() if newest_entry else "",
+        "notes": int(newest_note or 0),
+        "feedback": int(feedback or 0),
+        "matters": sorted(int(i) for i in due_matters),
+        "deadlines": sorted(int(i) for i in near),
+    }
