@@ -65,15 +65,13 @@ class DiscoveryWorker(Worker):
         return beat.did != "idle"
 
     async def beat(self, now: datetime) -> Beat:
-        async with self.db.read() as s:
-            state = await repo.get_state(s)
+        async with self.db.read() as s:  # an idle beat only reads
+            state = await repo.get_state(s) or repo.state_of(self.defaults, now)
             open_round = await repo.unfinished_round(s)
-        if state is None:
-            async with self.db.write() as s:
-                state = await repo.ensure_state(s, self.defaults, now)
         if not _due(state, now) and open_round is None:
             return Beat("idle")
         async with self.db.write() as s:
+            await repo.ensure_state(s, self.defaults, now)
             claimed = await repo.claim_state(s, owner=self.owner, lease=self.lease, now=now)
         if claimed is None:
             return Beat("idle")  # another replica beats
@@ -100,10 +98,10 @@ class DiscoveryWorker(Worker):
             assert row is not None
             row.next_round_at = now + timedelta(seconds=row.interval_seconds)
             row.updated_at = now
+            row.run_requested = False  # this beat answers a /discovery run, run or skipped
             if not decision.run:
                 await repo.record_skip(s, decision.reason, now)
                 return Beat("skipped", decision.reason)
-            row.run_requested = False
             round_ = await repo.open_round(s, decision.reason, signals, now)
         return await self._run(state, round_, signals, now)
 

@@ -53,8 +53,9 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
         db = w.app.services.db
         await say_in_group(w, "hello", sender="ou_li")  # wakes the Bot in the group
         model.add("bot", sleep_step)
-        await w.events.post(w.message(PROMISE, chat_id="oc_group", chat_type="group",
-                                      sender_open_id="ou_li"))  # fmt: skip  (history only)
+        await w.events.post(
+            w.message(PROMISE, chat_id="oc_group", chat_type="group", sender_open_id="ou_li")
+        )  # fmt: skip  (history only)
         model.add(
             "discovery",
             send("memory_search", {"query": "budget report"}),
@@ -69,13 +70,15 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
             return len([m for m in w.fake.sent if m.chat_id == "oc_owner_dm"]) >= n
 
         await wait_until(lambda: sent_to_owner(2), what="'/discovery on' and the Bot's heads-up")
-        owner_dm = [m.text for m in w.fake.sent if m.chat_id == "oc_owner_dm"]
+        owner_dm = [m.text or "" for m in w.fake.sent if m.chat_id == "oc_owner_dm"]
         assert owner_dm[0] == "Discovery is on."
         assert owner_dm[1].startswith("Heads-up: Li promised you the budget report")
         assert "finding (From discovery, for the owner" in bot_saw[0]
         assert "Li promised you the budget report by Friday" in bot_saw[0]
         assert model.calls["discovery"] == 3 and model.calls["judgement"] == 2
-        assert not [m for m in w.fake.sent if m.chat_id == "oc_group" and "budget" in m.text]
+        assert not [
+            m for m in w.fake.sent if m.chat_id == "oc_group" and "budget" in (m.text or "")
+        ]
 
         # A plain yes to the offer starts the task (the gate accepts it: a finding was offered).
         created: list[str] = []
@@ -102,7 +105,7 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
 
         await say(w, "/discovery status")
         await wait_until(lambda: sent_to_owner(4), what="/discovery status")
-        status = [m.text for m in w.fake.sent if m.chat_id == "oc_owner_dm"][3]
+        status = [m.text or "" for m in w.fake.sent if m.chat_id == "oc_owner_dm"][3]
         assert status.startswith("Discovery: on, every 30 min")
         assert ", done (new: new messages or mail): 1 findings delivered" in status
         assert re.search(r"Tokens today: [1-9]\d* of 50000", status), status
@@ -136,12 +139,11 @@ async def test_wrong_discovery_arguments_get_the_usage_and_change_nothing(
                      "/discovery budget lots", "/discovery sometimes"):  # fmt: skip
             await say(w, text)
         await replies(w, 5)
-        answers = [m.text for m in w.fake.sent]
+        answers = [m.text or "" for m in w.fake.sent]
         assert all(a.startswith("Usage: /discovery on | off") for a in answers), answers
         assert "at least 5 minutes" in answers[1]
         assert "two different hours from 0 to 23" in answers[2]
         assert "a whole number of tokens" in answers[3]
         await say(w, "/discovery status")
         await replies(w, 6)
-        assert w.fake.sent[5].text.startswith("Discovery: off (/discovery on to start)")
-
+        assert (w.fake.sent[5].text or "").startswith("Discovery: off (/discovery on to start)")

@@ -85,3 +85,22 @@ async def test_the_daily_budget_stops_rounds_until_the_owners_next_day(
     assert (spent.did, spent.reason) == ("skipped", "daily budget spent (1050 of 1000 tokens)")
     assert w.calls == 0
     await a_quiet_first_round_at(w, MORNING.replace(hour=0) + timedelta(days=1))
+
+
+async def test_run_now_passes_quiet_hours_but_not_the_budget_and_is_answered_once(
+    db: Database, tmp_path: Path
+) -> None:
+    w = DiscoveryWorld(db, tmp_path)
+    await w.add_record("Li: hello", MORNING)
+    await a_quiet_first_round(w)
+    night = MORNING.replace(hour=23)
+    await w.change_state(quiet_from=22, quiet_to=8, run_requested=True)
+    await a_quiet_first_round_at(w, night)  # asked for: quiet hours do not hold it
+    assert (await w.state()).run_requested is False
+
+    await w.change_state(budget_tokens=1, run_requested=True)
+    spent = await w.beat(night + timedelta(minutes=1))
+    assert spent.did == "skipped" and spent.reason.startswith("daily budget spent")
+    # The request was answered by that skip: the next poll is not another beat.
+    assert (await w.beat(night + timedelta(minutes=1, seconds=1))).did == "idle"
+    assert len(await w.rounds("skipped")) == 1

@@ -112,9 +112,11 @@ async def test_three_rounds_that_find_the_same_thing_deliver_it_once(
     assert len(await w.finding_items()) == 1
 
     # Something new behind it (a new record as evidence): delivered again.
-    newer = await w.add_record("Li: sorry, the budget slips to Monday", MORNING + timedelta(hours=5))
+    later = MORNING + timedelta(hours=5)
+    newer = await w.add_record("Li: sorry, the budget slips to Monday", later)
     w.discovery.add(end_pass())
-    w.judgement.add(emit(said[0] + "; now he says Monday", f"rec-{seq}", f"rec-{newer}"), end_pass())
+    backed = emit(said[0] + "; now he says Monday", f"rec-{seq}", f"rec-{newer}")
+    w.judgement.add(backed, end_pass())
     await w.beat(MORNING + timedelta(hours=5, minutes=1))
     assert [f.status for f in await w.findings()][-1] == "delivered"
     assert len(await w.finding_items()) == 2

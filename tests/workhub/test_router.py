@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from bot.workhub.candidates import Evidence, SessionMeta, build_set
-from bot.workhub.router import Outcome, route
+from bot.workhub.router import Outcome, agrees, route
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -130,3 +132,20 @@ def test_another_version_of_the_thing_asked_for_is_not_it() -> None:
     assert route("rev B 的板子到了吗", cset).session_id == "b"
     assert route("Q4 预算做完了吗", cset).outcome is Outcome.CLARIFY
     assert route("Q3 预算做完了吗", cset).session_id == "q"
+
+
+@pytest.mark.parametrize(
+    ("reply", "says_yes"),
+    [
+        ("yes, track it", True),
+        ("Sure.", True),
+        ("好的，跟进一下", True),
+        ("可以", True),
+        ("yesterday was fine", False),
+        ("no thanks", False),
+        ("好多事情要做，帮我看一下预算", False),
+        ("ok " + "and also look into the vendor contract and the budget " * 2, False),
+    ],
+)
+def test_only_a_short_yes_counts_as_agreeing_to_an_offer(reply: str, says_yes: bool) -> None:
+    assert agrees(reply) is says_yes
