@@ -28,7 +28,9 @@ from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 
-LEASE_TTL = timedelta(seconds=60)
+# Short and renewed while the turn runs (every third of it): after a crash, another process
+# (or the restarted one) takes the conversation within seconds, not minutes.
+LEASE_TTL = timedelta(seconds=15)
 MAX_DEBOUNCE = 3.0
 
 
@@ -76,12 +78,17 @@ class BotWorker(Worker):
             if conversation_id in self._busy:
                 continue
             self._busy.add(conversation_id)
-            async with self.services.db.write() as session:
-                if await leases.acquire(
-                    session, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
-                ):
-                    return conversation_id
-            self._busy.discard(conversation_id)
+            taken = False
+            try:
+                async with self.services.db.write() as session:
+                    taken = await leases.acquire(
+                        session, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
+                    )
+            finally:  # a failed lease write must not leave the mark: this process would
+                if not taken:  # skip the conversation for good
+                    self._busy.discard(conversation_id)
+            if taken:
+                return conversation_id
         return None
 
     async def _keep_lease(self, conversation_id: int) -> None:
