@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.channels.feishu.sender import OUTBOX_TOPIC
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.workers import Worker
 from bot.services import Services
 from storage.models import InboxItem
 from storage.repos import conversations, inbox, outbox
+from storage.repos.outbox import OUTBOX_TOPIC
 from storage.types import utcnow
 
 

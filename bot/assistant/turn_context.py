@@ -16,7 +16,6 @@ from typing import Any
 
 from bot.agent.framing import quote_data
 from bot.assistant.access import Role
-from bot.channels.feishu.sender import OUTBOX_TOPIC
 from bot.services import Services
 from storage.models import InboxItem
 from storage.repos import inbox, outbox
@@ -166,7 +165,7 @@ async def enqueue_reply(
             in_thread=bool(reply_to and reply_to.payload.get("thread_id")),
             now=utcnow(),
         )
-    await services.notifier.notify(OUTBOX_TOPIC)
+    await services.notifier.notify(outbox.OUTBOX_TOPIC)
     return row_id is not None
 
 

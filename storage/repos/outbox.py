@@ -16,6 +16,9 @@ from storage.claims import claim_rows, exists_claimable
 from storage.models import OutboxMessage
 from storage.repos._upsert import insert_for
 
+# Published when replies are queued: the channel senders (Feishu, console) wake on it.
+OUTBOX_TOPIC = "outbox"
+
 PENDING, SENT, FAILED, UNCERTAIN = "pending", "sent", "failed", "uncertain"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.channels.console.identity import CONSOLE_PLATFORM
-from bot.channels.feishu.sender import OUTBOX_TOPIC
 from bot.host.workers import Worker
 from storage.db import Database
 from storage.repos import outbox
@@ -18,7 +17,7 @@ class ConsoleSender(Worker):
     """Console replies need no network: delivering is marking them sent for the page."""
 
     name = "console-sender"
-    topics = (OUTBOX_TOPIC,)
+    topics = (outbox.OUTBOX_TOPIC,)
 
     def __init__(self, db: Database, instance_id: str) -> None:
         self.db, self.instance_id = db, instance_id

@@ -37,7 +37,6 @@ from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 
-OUTBOX_TOPIC = "outbox"
 PLATFORM = "feishu"
 UUID_WINDOW = timedelta(minutes=55)  # Feishu dedupes a uuid for 1 hour; keep a margin
 # The message replied to was withdrawn or no longer exists: post in the chat instead.
@@ -96,7 +95,7 @@ class Claimed:
 
 class FeishuSender(Worker):
     name = "feishu-sender"
-    topics = (OUTBOX_TOPIC,)
+    topics = (outbox.OUTBOX_TOPIC,)
     concurrency = 2
 
     def __init__(
