@@ -24,6 +24,7 @@ lint: $(STAMP)
 test: $(STAMP)
 	@scripts/ensure-postgres $(BIN)/python
 	@scripts/ensure-dovecot
+	@scripts/ensure-chromium
 	$(MAKE) --no-print-directory lint
 	$(BIN)/pytest
 

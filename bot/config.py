@@ -7,6 +7,7 @@ one call that needs it. The database URL may hold a password: it is shown masked
 from __future__ import annotations
 
 import ipaddress
+import re
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -17,7 +18,6 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from bot.discovery.schedule import parse_quiet_hours
 from storage.urls import DatabaseUrlError, masked_database_url, normalize_database_url
 
 
@@ -64,6 +64,23 @@ class Role(StrEnum):
     WEB = "web"
     WORKER = "worker"
     ALL = "all"
+
+
+_QUIET = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
+
+
+def parse_quiet_hours(text: str) -> tuple[int, int] | None:
+    """ "22-8" → (22, 8): from 22:00 to 08:00 in the owner's time zone. "" or "off" → None.
+    Here, below every module, because both MAKA_DISCOVERY_QUIET and `/discovery quiet` read it."""
+    if not text.strip() or text.strip().lower() == "off":
+        return None
+    m = _QUIET.match(text)
+    if m is None:
+        raise ValueError(f"{text!r}: write quiet hours as HH-HH, e.g. 22-8 (or off)")
+    start, end = int(m.group(1)), int(m.group(2))
+    if not (0 <= start <= 23 and 0 <= end <= 23) or start == end:
+        raise ValueError(f"{text!r}: two different hours from 0 to 23, e.g. 22-8")
+    return start, end
 
 
 def _split_csv(value: Any) -> Any:
@@ -116,7 +133,9 @@ class Settings(BaseSettings):
     # The console page at /console speaks as the owner: on by default only when no Feishu app
     # is configured (development); set MAKA_CONSOLE=true to force it on.
     console: bool | None = None
-    console_token: SecretStr | None = None  # the console's login (needed off loopback)
+    # The login of the admin pages, /console and /status (needed off loopback).
+    admin_token: SecretStr | None = None
+    console_token: SecretStr | None = None  # MAKA_ADMIN_TOKEN's earlier name, still read
 
     owner: str | None = None
     open_dms: bool = False  # let anyone in the tenant use the assistant in a DM
@@ -133,6 +152,9 @@ class Settings(BaseSettings):
     # default, and how long one indexing turn may take.
     index_interval: float = Field(default=3600.0, ge=60, description="seconds")
     index_turn_timeout: float = Field(default=300.0, gt=0, description="seconds")
+
+    # Free Feishu tenants have a monthly API quota; the status page shows use against it.
+    feishu_api_quota: int = Field(default=10_000, ge=0, description="API calls a month")
 
     # Proactive discovery (bot/discovery/): the defaults the owner's /discovery overrides.
     # Off until the owner turns it on.
@@ -260,11 +282,12 @@ class Settings(BaseSettings):
                 " (every Feishu app has one: Developer Console → Events and Callbacks)"
                 " or MAKA_FEISHU_ENCRYPT_KEY"
             )
-        if self.console_enabled and not is_loopback(self.http_host) and not self.console_token:
+        token = self.admin_token or self.console_token
+        if self.console_enabled and not is_loopback(self.http_host) and not token:
             # the console speaks as the owner: off loopback it must ask who is there
             problems.append(
-                f"MAKA_CONSOLE_TOKEN: the console (/console) on MAKA_HTTP_HOST={self.http_host}"
-                " needs MAKA_CONSOLE_TOKEN (or set MAKA_CONSOLE=false)"
+                f"MAKA_ADMIN_TOKEN: the console (/console) on MAKA_HTTP_HOST={self.http_host}"
+                " needs MAKA_ADMIN_TOKEN (or set MAKA_CONSOLE=false)"
             )
         model_parts = [self.model_base_url, self.model_name]
         if any(model_parts) and not all(model_parts):

@@ -30,8 +30,8 @@ from bot.web.health import ReadinessCheck, add_health_routes
 from bot.workhub.recall import Recall
 from bot.workhub.service import WorkHub
 from bot.workhub.summaries import SummaryWorker
-from storage.db import Database, DatabaseNotReady, create_database
-from storage.migrate import current_revision, head_revision, migrate
+from storage.db import create_database
+from storage.migrate import prepare_schema
 from storage.search.tokenizer import warm_up
 
 log = logging.getLogger(__name__)
@@ -40,30 +40,12 @@ SERVICES = web.AppKey("services", Services)
 COMPONENTS = web.AppKey("components", list["Component"])
 
 
-class SchemaOutOfDate(DatabaseNotReady):
-    pass
-
-
 class Component(Protocol):
     """A part of the process with HTTP routes (fixed before start) and a lifecycle."""
 
     def add_routes(self, app: web.Application) -> None: ...
     async def start(self, services: Services) -> None: ...
     async def stop(self) -> None: ...
-
-
-async def prepare_schema(db: Database) -> None:
-    """SQLite (one process) migrates itself; PostgreSQL is migrated by `maka migrate` (the
-    Helm hook), so replicas never race each other through a migration."""
-    if db.is_sqlite:
-        await migrate(db)
-        return
-    current, head = await current_revision(db), head_revision()
-    if current != head:
-        raise SchemaOutOfDate(
-            f"database schema is at {current or 'empty'}, this version needs {head}: "
-            "run `maka migrate`"
-        )
 
 
 def components_for(settings: Settings, role: Role, bot: Component | None = None) -> list[Component]:
@@ -80,6 +62,10 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
         MemoryIndexes(),
         Discovery(),
     ]
+    if role is not Role.WORKER:
+        from bot.web.status.routes import StatusPage
+
+        components.append(StatusPage(settings))
     if settings.feishu_configured:
         from bot.channels.feishu.channel import FeishuChannel
 

@@ -7,6 +7,7 @@ from aiohttp import web
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.core_commands import register_core_commands
 from bot.assistant.tools import ToolInstaller, bot_tool_registry
+from bot.assistant.why import register_why_command
 from bot.assistant.worker import BotWorker
 from bot.discovery.commands import register_discovery_commands
 from bot.matters.commands import register_matter_commands
@@ -27,6 +28,7 @@ class Assistant:
         register_matter_commands(self.commands)
         register_sync_commands(self.commands)
         register_discovery_commands(self.commands)
+        register_why_command(self.commands)
         self.tools = bot_tool_registry(
             [install_workhub_tools, install_memory_tools, *(tool_installers or [])]
         )

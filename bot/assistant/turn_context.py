@@ -118,9 +118,18 @@ class TurnContext:
     async def send(self, text: str, reply_to: str | None = None) -> str:
         target = self._reply_target(reply_to)
         key = reply_key(self.turn_key, len(self.sent))
-        await enqueue_reply(self.services, self.conversation, key, text, target)
+        cause = self.cause()  # said on its own: the user can ask why
+        shown = text if cause is None else f"{text}\n(why: /why {cause})"
+        await enqueue_reply(self.services, self.conversation, key, shown, target)
         self.sent.append(text)
         return f"sent ({len(text)} characters)"
+
+    def cause(self) -> int | None:
+        """The first notice of a turn no one asked for (a finding, a task's report, an index
+        notice): `/why` shows it. None when the turn answers a message."""
+        if any(item.is_message for item in self.batch) or not self.batch:
+            return None
+        return self.batch[0].id
 
     def _reply_target(self, ref: str | None) -> BatchItem | None:
         messages = [item for item in self.batch if item.is_message]

@@ -1,12 +1,13 @@
-"""Who may use the console: same-origin JSON only, the right Host, and the token when one
-is set.
+"""Who may use the admin pages (the console and the status page): same-origin requests only,
+the right Host, and the admin token when one is set.
 
 A web page the owner opens elsewhere must never drive the assistant: a cross-site "simple"
 POST (text/plain, form) is refused before it is read, as is any request whose Origin or
 Sec-Fetch-Site says it came from another site. On a loopback address the Host header must
 name loopback too (a DNS-rebinding page arrives with its own host name). Off loopback the
-console runs only with MAKA_CONSOLE_TOKEN (bot/config.py refuses to start otherwise), and
-every API call carries it, as a bearer token or the cookie the login sets.
+console runs only with MAKA_ADMIN_TOKEN (bot/config.py refuses to start otherwise) and the
+status page refuses every request without it; every call carries it, as a bearer token or
+the cookie the login sets.
 """
 
 from __future__ import annotations
@@ -18,18 +19,23 @@ from aiohttp import web
 
 from bot.config import Settings, is_loopback, reveal
 
-COOKIE = "maka_console"
+COOKIE = "maka_admin"
 
 
 def cookie_value(token: str) -> str:
     """The cookie proves the token was given, without carrying the token itself."""
-    return hashlib.sha256(f"maka-console:{token}".encode()).hexdigest()
+    return hashlib.sha256(f"maka-admin:{token}".encode()).hexdigest()
 
 
-class ConsoleGuard:
+class AdminGuard:
     def __init__(self, settings: Settings) -> None:
-        self._token = reveal(settings.console_token)
+        self._token = reveal(settings.admin_token) or reveal(settings.console_token)
         self._loopback_only = is_loopback(settings.http_host)
+
+    @property
+    def open_to_anyone(self) -> bool:
+        """Off loopback with no token: the status page must refuse everyone."""
+        return self._token is None and not self._loopback_only
 
     @property
     def needs_login(self) -> bool:
@@ -62,7 +68,7 @@ class ConsoleGuard:
         cookie = request.cookies.get(COOKIE, "")
         if cookie and hmac.compare_digest(cookie.encode(), cookie_value(self._token).encode()):
             return
-        raise web.HTTPUnauthorized(text="log in with the console token")
+        raise web.HTTPUnauthorized(text="log in with the admin token (MAKA_ADMIN_TOKEN)")
 
     def token_matches(self, given: str) -> bool:
         return self._token is not None and hmac.compare_digest(given.encode(), self._token.encode())

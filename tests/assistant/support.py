@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -76,3 +77,13 @@ async def all_delivered(w: FeishuWorld) -> None:
 
 def last_user_text(messages: list[Message]) -> str:
     return next(m.content or "" for m in reversed(messages) if m.role == "user")
+
+
+WHY = re.compile(r"\n\(why: /why \d+\)$")
+
+
+def without_why(text: str) -> str:
+    """A message the assistant sent on its own, without its "(why: /why N)" footer (which
+    must be there)."""
+    assert WHY.search(text), f"no /why footer in {text!r}"
+    return WHY.sub("", text)

@@ -86,7 +86,9 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
 
         await wait_until(covered, what="the index to cover the DM's records")
         await wait_until(lambda: sent(3), what="the Bot's word that the index is ready")
-        assert (w.fake.sent[2].text or "") == "Your index 'decisions' is ready."
+        ready = w.fake.sent[2].text or ""
+        why = re.fullmatch(r"Your index 'decisions' is ready\.\n\(why: /why (\d+)\)", ready)
+        assert why, ready  # said on its own: it says how to ask why
 
         model.add(
             "bot",
@@ -112,6 +114,13 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
         async with db.read() as s:
             row = await repo.by_name(s, "decisions")
         assert isinstance(row, MemoryIndex) and row.paused
+        await say(w, f"/why {why.group(1)}")
+        await say(w, "/why 99999")
+        await wait_until(lambda: sent(9), what="two answers to /why")
+        explained, unknown = (m.text or "" for m in w.fake.sent[7:9])
+        assert explained.startswith("I wrote because of:\n- index_notice (")
+        assert "The index 'decisions' is ready: 1 entries so far." in explained
+        assert unknown == "No message 99999 of mine here."
         url = str(db.engine.url.render_as_string(hide_password=False))
 
     proc = await asyncio.create_subprocess_exec(

@@ -55,9 +55,9 @@ from bot.matters.tools import matter_tools
 from bot.workhub.candidates import candidate_ref
 from storage.models import (
     Admin,
+    DiscoveryState,
     InboxItem,
     IndexEntry,
-    DiscoveryState,
     Matter,
     MemoryIndex,
     OutboxMessage,
@@ -329,7 +329,7 @@ async def commands(
         answers.update({t: by_message[i] for t, i in ids.items() if i in by_message})
         return len(answers) == len(texts)
 
-    await wait_until(answered, what=f"answers to {len(texts)} commands from {seat}")
+    await wait_until(answered, timeout=90, what=f"answers to {len(texts)} commands from {seat}")
     return answers
 
 
@@ -671,6 +671,7 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         *(f"/index {a} {OWNER_INDEX}" for a in ("show", "run", "pause", "resume", "drop")),
         "/discovery status",
         "/discovery every 1s",
+        *(f"/why {n}" for n in range(1, 6)),
     ]
     if not admin:
         cases += [f"/discovery {a}" for a in ("on", "off", "run", "quiet 22-8", "budget 1")]
@@ -728,6 +729,8 @@ async def try_every_command(
     for case in ("/sync share email:INBOX", f"/sync share feishu:{OWNER_DM}"):
         assert replies[case] == NOT_SHARING, (case, replies[case])
     assert replies["/sync unshare email:INBOX"] == NOT_SHARING
+    for n in range(1, 6):  # the owner's first inbox items: never explained elsewhere
+        assert replies[f"/why {n}"] == f"No message {n} of mine here.", replies[f"/why {n}"]
     assert not any(name in replies["/sync status"] for name in OWNER_SOURCE_NAMES)
     if admin:
         assert "usage is shown in the owner's DM" in replies["/status"]

@@ -30,7 +30,7 @@ SECRETS = {
     "MAKA_MODEL_API_KEY": "sk-modelkey-Jd6f1qP",
     "MAKA_MEILI_KEY": "meilikey-Wc5t0yN",
     "MAKA_EMAIL_PASSWORD": "mailpass-Gx2r7uM",
-    "MAKA_CONSOLE_TOKEN": "consoletoken-Fz9e4kB",
+    "MAKA_ADMIN_TOKEN": "admintoken-Fz9e4kB",
 }
 DB_PASSWORD = "dbpass-Ty8w3iQ"
 MALFORMED_URL = f"postgresql://maka:{DB_PASSWORD}@db.internal:five432/maka"  # port: no number

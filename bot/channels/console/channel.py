@@ -1,7 +1,7 @@
 """`/console/`: chat with the bot as a DM or as a group member, through the same ingest,
 inbox, Bot and outbox path as Feishu. It speaks as the owner, or as one of the test
 identities the page offers (identity.py). It is on when no Feishu app is configured (or with
-MAKA_CONSOLE=true), answers only same-origin JSON, and asks for MAKA_CONSOLE_TOKEN when one is
+MAKA_CONSOLE=true), answers only same-origin JSON, and asks for MAKA_ADMIN_TOKEN when one is
 set (required off loopback): see guard.py.
 """
 
@@ -15,12 +15,12 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
-from bot.channels.console.guard import COOKIE, ConsoleGuard
 from bot.channels.console.identity import CONSOLE_PLATFORM, dm_chat_id, identity_for
 from bot.channels.console.sender import ConsoleSender
 from bot.channels.messages import InboundMessage
 from bot.config import Settings
 from bot.services import Services
+from bot.web.guard import COOKIE, AdminGuard
 from storage.models import InboundEvent
 from storage.repos import conversations, outbox
 from storage.types import utcnow
@@ -57,7 +57,7 @@ def chat_of(chat: str, identity: str) -> tuple[str, str]:
 class ConsoleChannel:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.guard = ConsoleGuard(settings)
+        self.guard = AdminGuard(settings)
         self.services: Services | None = None
 
     def add_routes(self, app: web.Application) -> None:
@@ -187,7 +187,8 @@ class ConsoleChannel:
         return self.services
 
 
-_CSP = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
+# img-src data: for the page's empty icon (without one the browser asks for /favicon.ico: a 404).
+_CSP = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
 
 async def _read(request: web.Request, model: type[M]) -> M:

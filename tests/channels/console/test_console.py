@@ -10,8 +10,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-from bot.channels.console.guard import COOKIE
 from bot.config import ConfigError
+from bot.web.guard import COOKIE
 from storage.models import InboundEvent
 from tests.apps import RunningApp, make_settings, running_app
 from tests.echo_responder import EchoComponent
@@ -125,7 +125,7 @@ async def test_the_sender_is_one_of_the_offered_identities_never_an_id_from_the_
 
 
 async def test_with_a_token_the_console_asks_for_it(tmp_path: Path, database_url: str) -> None:
-    settings = make_settings(tmp_path, database_url, console_token="open-sesame-4711")
+    settings = make_settings(tmp_path, database_url, admin_token="open-sesame-4711")
     async with running_app(settings, bot=EchoComponent()) as app:
         api = f"{app.url}/console/api"
         async with app.http.get(f"{app.url}/console/") as resp:
@@ -170,11 +170,12 @@ def test_the_console_is_not_served_off_loopback_without_a_token(tmp_path: Path) 
     with pytest.raises(ConfigError) as refused:
         make_settings(tmp_path, "sqlite:///x.db", http_host="0.0.0.0")
     assert refused.value.lines == [
-        "MAKA_CONSOLE_TOKEN: the console (/console) on MAKA_HTTP_HOST=0.0.0.0 needs "
-        "MAKA_CONSOLE_TOKEN (or set MAKA_CONSOLE=false)"
+        "MAKA_ADMIN_TOKEN: the console (/console) on MAKA_HTTP_HOST=0.0.0.0 needs "
+        "MAKA_ADMIN_TOKEN (or set MAKA_CONSOLE=false)"
     ]
     for fine in (
-        {"http_host": "0.0.0.0", "console_token": "t"},
+        {"http_host": "0.0.0.0", "admin_token": "t"},
+        {"http_host": "0.0.0.0", "console_token": "t"},  # the earlier name still works
         {"http_host": "0.0.0.0", "console": False},
         {"http_host": "::1"},
         {"http_host": "localhost"},

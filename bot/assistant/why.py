@@ -1,0 +1,76 @@
+"""`/why ID`: what made the assistant write on its own. Every message it sends without being
+asked (a discovery finding, a task's result or failure, an index notice) ends with
+"(why: /why ID)"; ID is the notice that started that turn. The answer shows that notice and
+what stands behind it: the finding with its evidence refs, or the task with its state and last
+settle. Only in the chat the message went to (the visibility rule: a notice belongs to its
+conversation)."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from storage.models import Finding, InboxItem, Matter, MatterSettle
+
+USAGE = "/why ID (the number after 'why:' in a message the assistant sent on its own)"
+
+
+def register_why_command(registry: CommandRegistry) -> None:
+    @registry.command("why", usage=USAGE, summary="why the assistant wrote on its own")
+    async def why_cmd(ctx: CommandContext, args: list[str]) -> str:
+        if len(args) != 1 or not args[0].lstrip("#").isdigit():
+            raise UsageError()
+        item_id = int(args[0].lstrip("#"))
+        async with ctx.services.db.read() as s:
+            item = await s.get(InboxItem, item_id)
+            mine = item is not None and item.conversation_id == ctx.conversation_id
+            if item is None or not mine or item.kind == "user_message":
+                return f"No message {item_id} of mine here."
+            batch = [item]
+            if item.batch_id:
+                batch = list(
+                    (
+                        await s.scalars(
+                            select(InboxItem)
+                            .where(InboxItem.batch_id == item.batch_id)
+                            .order_by(InboxItem.id)
+                        )
+                    ).all()
+                )
+            lines = [await _explain(s, i, ctx) for i in batch if i.kind != "user_message"]
+        return "\n".join(["I wrote because of:", *lines])
+
+
+async def _explain(s: AsyncSession, item: InboxItem, ctx: CommandContext) -> str:
+    tz = ctx.services.settings.tz
+    when = item.created_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+    payload = item.payload
+    if item.kind == "finding":
+        finding = await s.get(Finding, int(payload.get("finding", 0)))
+        if finding is not None:
+            return (
+                f"- a discovery finding (F-{finding.id}, {when}): {finding.text} — evidence: "
+                f"{', '.join(finding.refs)} (ask me to show any of them)"
+            )
+    if item.kind == "task_update":
+        matter = await s.get(Matter, int(payload.get("matter_id", 0)))
+        if matter is not None:
+            settle = await s.scalar(
+                select(MatterSettle)
+                .where(MatterSettle.matter_id == matter.id)
+                .order_by(MatterSettle.created_at.desc())
+                .limit(1)
+            )
+            settled = ""
+            if settle is not None:
+                outcome = settle.outcome or {}
+                settled = (
+                    f"; last settle {settle.created_at.astimezone(tz):%Y-%m-%d %H:%M}: "
+                    f"{outcome.get('disposition', '')} {outcome.get('summary', '')}".rstrip()
+                )
+            return (
+                f"- task #{matter.id} {payload.get('task', '')!r} reported "
+                f"{payload.get('update', 'news')} ({when}); it is {matter.status}{settled}"
+            )
+    return f"- {item.kind} ({when}): {str(payload.get('text', ''))[:300]}"

@@ -1,0 +1,1 @@
+"""The owner's and operator's status page: `/status` (HTML) and `/status.json`."""

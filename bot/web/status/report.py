@@ -1,0 +1,304 @@
+"""What the status page shows, gathered in one pass over the database: sources, memory
+indexes, Matters, discovery, model usage per day and role, Feishu API usage against its
+quota, and outbox health. Every item carries `red` and, when red, a `hint`: what to do.
+Nothing here holds a secret value (settings are not read, only counts and states)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date, datetime, time, timedelta, tzinfo
+
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from bot.discovery.commands import defaults_of
+from bot.discovery.passes import PURPOSES as DISCOVERY_PURPOSES
+from bot.discovery.schedule import start_of_day
+from bot.memory.follower import CHECKPOINT_KIND
+from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
+from bot.services import Services
+from bot.sources.status import load_status
+from storage.models import ApiUsage, Matter, ModelCall, Session
+from storage.repos import discovery as discovery_repo
+from storage.repos import memory_indexes, model_calls, outbox
+from storage.types import utcnow
+
+DAYS = 14
+ROLES = {  # model call purpose -> who made it
+    "bot_turn": "Bot",
+    "matter_turn": "task agents",
+    "matter_review": "reviewer",
+    "session_summary": "summaries",
+    "workhub_route": "Bot",
+    "index_turn": "indexers",
+    "discovery_turn": "discovery",
+    "judgement_turn": "discovery",
+}
+ROLE_ORDER = ("Bot", "task agents", "reviewer", "summaries", "indexers", "discovery", "other")
+
+
+class Item(BaseModel):
+    name: str
+    state: str
+    detail: str = ""
+    red: bool = False
+    hint: str = ""
+
+
+class DayUsage(BaseModel):
+    day: date
+    tokens: dict[str, int]  # role -> input + output tokens
+    calls: int
+
+
+class ApiDay(BaseModel):
+    day: date
+    calls: int
+
+
+class StatusReport(BaseModel):
+    generated_at: datetime
+    timezone: str
+    sources: list[Item]
+    indexes: list[Item]
+    matters: list[Item]
+    discovery: list[Item]
+    outbox: list[Item]
+    model_usage: list[DayUsage]
+    feishu_api: list[ApiDay]
+    feishu_quota: int
+    feishu_month_calls: int
+
+    @property
+    def red_count(self) -> int:
+        groups = (self.sources, self.indexes, self.matters, self.discovery, self.outbox)
+        return sum(1 for group in groups for item in group if item.red)
+
+
+async def build_report(services: Services) -> StatusReport:
+    settings, tz, now = services.settings, services.settings.tz, utcnow()
+    api_days, month_calls = await _feishu_api(services, tz, now)
+    return StatusReport(
+        generated_at=now,
+        timezone=settings.timezone,
+        sources=await _sources(services, tz),
+        indexes=await _indexes(services, tz),
+        matters=await _matters(services, tz),
+        discovery=await _discovery(services, tz, now),
+        outbox=await _outbox(services),
+        model_usage=await _model_usage(services, tz, now),
+        feishu_api=api_days,
+        feishu_quota=settings.feishu_api_quota,
+        feishu_month_calls=month_calls,
+    )
+
+
+def _when(at: datetime | None, tz: tzinfo) -> str:
+    return at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if at else "never"
+
+
+async def _sources(services: Services, tz: tzinfo) -> list[Item]:
+    items = []
+    for s in await load_status(services.db):
+        red = s.state == "error"
+        if s.kind == CHECKPOINT_KIND:  # a search-index follower, not a synced source
+            what = "task logs" if "sessions" in s.name else "chat and mail"
+            items.append(
+                Item(
+                    name=f"search index ({what})",
+                    state=s.state,
+                    detail=f"indexed to {s.synced_cursor or 'the start'}"
+                    + (f"; last error: {s.last_error}" if s.last_error else ""),
+                    red=red,
+                    hint="the search backend refused writes: see the error; nothing is lost, it "
+                    "retries (or run maka search rebuild)"
+                    if red
+                    else "",
+                )
+            )
+            continue
+        items.append(
+            Item(
+                name=s.name,
+                state=s.state,
+                detail=f"{s.records} records; last success {_when(s.last_success_at, tz)}"
+                + (f"; cursor {s.synced_cursor}" if s.synced_cursor else "")
+                + (f"; last error: {s.last_error}" if s.last_error else ""),
+                red=red,
+                hint="the last sync failed: read the error; fix the credentials or the "
+                "network, then /sync (it also retries on its own)"
+                if red
+                else "",
+            )
+        )
+    return items
+
+
+async def _indexes(services: Services, tz: tzinfo) -> list[Item]:
+    async with services.db.read() as s:
+        rows = await memory_indexes.all_indexes(s)
+    items = []
+    for i in rows:
+        state = "paused" if i.paused else i.status
+        red = state in ("check_failed", "maintenance_failed")
+        pending = "unknown" if i.pending_count is None else str(i.pending_count)
+        hint = STATUS_HELP.get(state, "") if red else ""
+        if not red and services.model is None and not i.paused:
+            red, hint = True, NO_MODEL
+        items.append(
+            Item(
+                name=i.name,
+                state=state,
+                detail=f"covered to rec-{i.covered_cursor}; pending {pending}; last checked "
+                f"{_when(i.last_checked_at, tz)}"
+                + (f"; last error: {i.last_error}" if i.last_error else ""),
+                red=red,
+                hint=hint,
+            )
+        )
+    return items
+
+
+async def _matters(services: Services, tz: tzinfo) -> list[Item]:
+    async with services.db.read() as s:
+        rows = (
+            await s.execute(
+                select(Matter, Session.name)
+                .join(Session, Session.id == Matter.session_id)
+                .order_by(Matter.updated_at.desc())
+                .limit(30)
+            )
+        ).all()
+    items = []
+    for m, name in rows:
+        red = m.status in ("paused", "failed") and bool(m.last_error)
+        items.append(
+            Item(
+                name=f"#{m.id} {name}",
+                state=m.status,
+                detail=f"next wake {_when(m.next_wake_at, tz)}; last settle "
+                f"{_when(m.updated_at, tz)}"
+                + (f"; waiting for {m.waiting_for}" if m.waiting_for else "")
+                + (f"; last error: {m.last_error}" if m.last_error else ""),
+                red=red,
+                hint=f"the task stopped on an error: read it, then /matters resume {m.id} "
+                "(or cancel it)"
+                if red
+                else "",
+            )
+        )
+    return items
+
+
+async def _discovery(services: Services, tz: tzinfo, now: datetime) -> list[Item]:
+    async with services.db.read() as s:
+        state = await discovery_repo.get_state(s) or discovery_repo.state_of(
+            defaults_of(services), now
+        )
+        rounds = await discovery_repo.recent_rounds(s, ("done", "failed"), 1)
+        skips = await discovery_repo.recent_rounds(s, ("skipped",), 3)
+        used = await model_calls.tokens_since(s, start_of_day(now, tz), DISCOVERY_PURPOSES)
+        counts = await discovery_repo.counts(s)
+    last = rounds[0] if rounds else None
+    failed = last is not None and last.phase == "failed"
+    spent = used >= state.budget_tokens and state.enabled
+    items = [
+        Item(
+            name="heartbeat",
+            state="on" if state.enabled else "off",
+            detail=f"every {state.interval_seconds // 60} min; next round "
+            f"{_when(state.next_round_at, tz) if state.enabled else 'none'}",
+        ),
+        Item(
+            name="last round",
+            state=last.phase if last else "none yet",
+            detail=f"{_when(last.started_at, tz)}: {last.reason}" if last else "",
+            red=failed,
+            hint="the round failed (is the model reachable?); the next beat runs again"
+            if failed
+            else "",
+        ),
+        Item(
+            name="tokens today",
+            state=f"{used} of {state.budget_tokens}",
+            red=spent,
+            hint="the daily budget is spent: rounds wait for tomorrow, or raise /discovery budget"
+            if spent
+            else "",
+        ),
+        Item(
+            name="notebook and findings",
+            state=f"{counts.notes} notes",
+            detail=f"{counts.findings.get('delivered', 0)} findings delivered, "
+            f"{counts.findings.get('repeat', 0)} repeats dropped, {counts.feedback} with a "
+            "reaction",
+        ),
+    ]
+    if skips:
+        items.append(
+            Item(
+                name="recent skips",
+                state=str(len(skips)),
+                detail="; ".join(f"{_when(r.started_at, tz)} {r.reason}" for r in skips),
+            )
+        )
+    return items
+
+
+async def _outbox(services: Services) -> list[Item]:
+    async with services.db.read() as s:
+        states = await outbox.count_by_state(s)
+    hints = {
+        "uncertain": "sent, but Feishu's answer was lost: it is retried with the same "
+        "idempotency key, so never twice; if it stays, check that Feishu is reachable",
+        "failed": "Feishu refused these: read last_error in the outbox table (a permission, "
+        "or a chat the bot was removed from)",
+    }
+    items = [Item(name="pending", state=str(states.get("pending", 0)))]
+    for state, hint in hints.items():
+        n = states.get(state, 0)
+        items.append(Item(name=state, state=str(n), red=n > 0, hint=hint if n else ""))
+    return items
+
+
+async def _model_usage(services: Services, tz: tzinfo, now: datetime) -> list[DayUsage]:
+    first = now.astimezone(tz).date() - timedelta(days=DAYS - 1)
+    since = datetime.combine(first, time(), tz)
+    async with services.db.read() as s:
+        rows = (
+            await s.execute(
+                select(
+                    ModelCall.created_at,
+                    ModelCall.purpose,
+                    ModelCall.input_tokens + ModelCall.output_tokens,
+                ).where(ModelCall.created_at >= since)
+            )
+        ).all()
+    tokens: dict[date, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    calls: dict[date, int] = defaultdict(int)
+    for created_at, purpose, used in rows:
+        day = created_at.astimezone(tz).date()
+        tokens[day][ROLES.get(purpose, "other")] += int(used or 0)
+        calls[day] += 1
+    days = [first + timedelta(days=n) for n in range(DAYS)]
+    return [DayUsage(day=d, tokens=dict(tokens[d]), calls=calls[d]) for d in days]
+
+
+async def _feishu_api(services: Services, tz: tzinfo, now: datetime) -> tuple[list[ApiDay], int]:
+    today = now.astimezone(tz).date()
+    first = today - timedelta(days=DAYS - 1)
+    month_start = today.replace(day=1)
+    async with services.db.read() as s:
+        rows = (
+            await s.execute(
+                select(ApiUsage.day, ApiUsage.calls).where(
+                    ApiUsage.platform == "feishu", ApiUsage.day >= min(first, month_start)
+                )
+            )
+        ).all()
+    per_day: dict[date, int] = defaultdict(int)
+    for day, n in rows:
+        per_day[day] += int(n)
+    month = sum(n for day, n in per_day.items() if day >= month_start)
+    days = [first + timedelta(days=n) for n in range(DAYS)]
+    return [ApiDay(day=d, calls=per_day[d]) for d in days], month
