@@ -10,7 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
-from storage.db import Database
+from storage.db import Database, DatabaseNotReady
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -37,3 +37,21 @@ async def current_revision(db: Database) -> str | None:
 
 def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+class SchemaOutOfDate(DatabaseNotReady):
+    pass
+
+
+async def prepare_schema(db: Database) -> None:
+    """SQLite (one process) migrates itself; PostgreSQL is migrated by `maka migrate` (the
+    Helm hook), so replicas never race each other through a migration."""
+    if db.is_sqlite:
+        await migrate(db)
+        return
+    current, head = await current_revision(db), head_revision()
+    if current != head:
+        raise SchemaOutOfDate(
+            f"database schema is at {current or 'empty'}, this version needs {head}: "
+            "run `maka migrate`"
+        )

@@ -24,6 +24,7 @@ from bot.sources.adapters import HOW_TO_CONFIGURE, KINDS, build_adapters
 from bot.sources.status import format_table, load_status
 from sources.runner import RunResult, SyncRunner, parse_since
 from storage.db import Database, DatabaseNotReady, create_database
+from storage.migrate import prepare_schema
 
 
 def add_sync_parser(sub: Any) -> None:
@@ -53,8 +54,6 @@ async def run_sync(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _open(settings: Settings) -> Database:
-    from bot.runtime import prepare_schema
-
     db = create_database(settings.resolved_database_url)
     try:
         await db.reach()
