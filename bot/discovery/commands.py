@@ -7,8 +7,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.config import parse_quiet_hours
 from bot.discovery.heartbeat import TOPIC
-from bot.discovery.schedule import parse_duration, parse_quiet_hours
+from bot.discovery.schedule import parse_duration
 from bot.discovery.status import discovery_status
 from bot.services import Services
 from storage.models import DiscoveryState

@@ -1,27 +1,14 @@
 """The heartbeat's calendar: quiet hours in the owner's time zone, durations as people write
-them, and the owner's day (for the daily token budget). Pure functions, no I/O."""
+them, and the owner's day (for the daily token budget). Pure functions, no I/O. (Parsing
+quiet hours lives in `bot.config`, which must not import this package.)"""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, tzinfo
 
-_QUIET = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
 _DURATION = re.compile(r"^\s*(\d+)\s*(s|m|min|h|d)?\s*$", re.IGNORECASE)
 _UNIT = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400}
-
-
-def parse_quiet_hours(text: str) -> tuple[int, int] | None:
-    """ "22-8" → (22, 8): from 22:00 to 08:00 in the owner's time zone. "" or "off" → None."""
-    if not text.strip() or text.strip().lower() == "off":
-        return None
-    m = _QUIET.match(text)
-    if m is None:
-        raise ValueError(f"{text!r}: write quiet hours as HH-HH, e.g. 22-8 (or off)")
-    start, end = int(m.group(1)), int(m.group(2))
-    if not (0 <= start <= 23 and 0 <= end <= 23) or start == end:
-        raise ValueError(f"{text!r}: two different hours from 0 to 23, e.g. 22-8")
-    return start, end
 
 
 def parse_duration(text: str) -> int:
