@@ -7,6 +7,8 @@ conversation)."""
 
 from __future__ import annotations
 
+from datetime import tzinfo
+
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -38,12 +40,16 @@ def register_why_command(registry: CommandRegistry) -> None:
                         )
                     ).all()
                 )
-            lines = [await _explain(s, i, ctx) for i in batch if i.kind != "user_message"]
+            lines = [
+                await explain(s, i, ctx.services.settings.tz)
+                for i in batch
+                if i.kind != "user_message"
+            ]
         return "\n".join(["I wrote because of:", *lines])
 
 
-async def _explain(s: AsyncSession, item: InboxItem, ctx: CommandContext) -> str:
-    tz = ctx.services.settings.tz
+async def explain(s: AsyncSession, item: InboxItem, tz: tzinfo) -> str:
+    """One notice and what stands behind it, as a line (also shown on the status page)."""
     when = item.created_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
     payload = item.payload
     if item.kind == "finding":

@@ -9,11 +9,12 @@ from datetime import timedelta
 
 from storage.db import Database
 from storage.models import ApiUsage, ModelCall, OutboxMessage
-from storage.repos import memory_indexes, outbox
+from storage.repos import conversations, inbox, memory_indexes, outbox
 from storage.repos import sources as source_repo
 from storage.types import utcnow
 
 SOURCE_ERROR = "IMAP login failed: authentication rejected"
+NOTICE = "The index 'decisions' could not be kept up to date"
 INDEX_ERROR = "checking for new records failed: database is locked"
 
 
@@ -40,6 +41,13 @@ async def seed_status(db: Database) -> None:
         failed = await s.get(OutboxMessage, row_id)
         assert failed is not None
         failed.state, failed.last_error = "failed", "chat not found"
+        dm = await conversations.get_or_create(
+            s, platform="feishu", chat_id="oc_owner_dm", chat_type="p2p", peer_open_id="ou_owner"
+        )
+        notice = await inbox.append(s, kind="index_notice", payload={"text": NOTICE},
+                                    conversation_id=dm.id, created_at=now)  # fmt: skip
+        assert notice is not None
+        await inbox.mark_delivered(s, [notice], "batch-seed", now)
         for day in range(14):
             at = now - timedelta(days=day)
             for purpose, tokens in (("bot_turn", 900 + 50 * day), ("matter_turn", 400),

@@ -5,12 +5,13 @@ refuses everyone."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import aiohttp
 
 from tests.apps import make_settings, running_app
-from tests.web.status_seed import INDEX_ERROR, SOURCE_ERROR, seed_status
+from tests.web.status_seed import INDEX_ERROR, NOTICE, SOURCE_ERROR, seed_status
 
 SECRET = "sk-model-key-Qw8e"
 
@@ -40,6 +41,9 @@ async def test_the_page_shows_what_is_red_with_what_to_do_and_draws_its_charts(
     assert set(data["model_usage"][-1]["tokens"]) == {"Bot", "task agents", "indexers",
                                                       "discovery"}  # fmt: skip
     assert data["feishu_month_calls"] > 0 and data["feishu_quota"] == 10_000
+    [unasked] = data["unasked"]  # what the assistant said on its own, with its /why id
+    assert unasked["name"].startswith("/why ") and NOTICE in unasked["detail"]
+    assert "Said on its own (why)" in page and html.escape(NOTICE) in page
 
 
 async def test_with_a_token_the_page_asks_for_it_and_the_login_form_lets_the_admin_in(

@@ -68,6 +68,10 @@ def render(report: StatusReport) -> str:
         ("Discovery", _rows(report.discovery, "")),
         ("Outbox", _rows(report.outbox, "")),
         (
+            "Said on its own (why)",
+            _rows(report.unasked, "Nothing yet: findings, task results and notices show here."),
+        ),
+        (
             "Model usage",
             bar_chart("Model tokens per day, by role", usage_bars, roles),
         ),

@@ -11,6 +11,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from bot.assistant.why import explain
 from bot.discovery.commands import defaults_of
 from bot.discovery.passes import PURPOSES as DISCOVERY_PURPOSES
 from bot.discovery.schedule import start_of_day
@@ -18,12 +19,13 @@ from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
 from bot.sources.status import load_status
-from storage.models import ApiUsage, Matter, ModelCall, Session
+from storage.models import ApiUsage, InboxItem, Matter, ModelCall, Session
 from storage.repos import discovery as discovery_repo
 from storage.repos import memory_indexes, model_calls, outbox
 from storage.types import utcnow
 
 DAYS = 14
+UNASKED_SHOWN = 10
 ROLES = {  # model call purpose -> who made it
     "bot_turn": "Bot",
     "matter_turn": "task agents",
@@ -64,6 +66,7 @@ class StatusReport(BaseModel):
     matters: list[Item]
     discovery: list[Item]
     outbox: list[Item]
+    unasked: list[Item]  # what the assistant said on its own lately, and why
     model_usage: list[DayUsage]
     feishu_api: list[ApiDay]
     feishu_quota: int
@@ -86,6 +89,7 @@ async def build_report(services: Services) -> StatusReport:
         matters=await _matters(services, tz),
         discovery=await _discovery(services, tz, now),
         outbox=await _outbox(services),
+        unasked=await _unasked(services, tz),
         model_usage=await _model_usage(services, tz, now),
         feishu_api=api_days,
         feishu_quota=settings.feishu_api_quota,
@@ -259,6 +263,27 @@ async def _outbox(services: Services) -> list[Item]:
         n = states.get(state, 0)
         items.append(Item(name=state, state=str(n), red=n > 0, hint=hint if n else ""))
     return items
+
+
+async def _unasked(services: Services, tz: tzinfo) -> list[Item]:
+    """The notices the Bot handled lately (each one is the `/why ID` of what it then sent)."""
+    async with services.db.read() as s:
+        rows = (
+            await s.scalars(
+                select(InboxItem)
+                .where(
+                    InboxItem.kind != "user_message",
+                    InboxItem.conversation_id.is_not(None),
+                    InboxItem.delivered_at.is_not(None),
+                )
+                .order_by(InboxItem.id.desc())
+                .limit(UNASKED_SHOWN)
+            )
+        ).all()
+        return [
+            Item(name=f"/why {row.id}", state=row.kind, detail=await explain(s, row, tz))
+            for row in rows
+        ]
 
 
 async def _model_usage(services: Services, tz: tzinfo, now: datetime) -> list[DayUsage]:
