@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,9 +10,11 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.assistant.component import Assistant
+from bot.assistant.worker import BotWorker
 from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message
-from storage.models import InboxItem
+from storage.models import InboxItem, OutboxMessage
+from storage.repos.outbox import PENDING
 from tests.fakes import Mention
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.waiting import wait_until
@@ -50,13 +51,51 @@ async def say_in_group(w: FeishuWorld, text: str, *, sender: str = "ou_member") 
     )
 
 
-async def replies(w: FeishuWorld, n: int) -> list[str]:
+async def replies(w: FeishuWorld, n: int, *, mid_turn: bool = False) -> list[str]:
     async def enough() -> bool:
         return len(w.fake.sent) >= n
 
-    await wait_until(enough)
-    await asyncio.sleep(0.3)  # a wrong extra reply gets the chance to show
+    await wait_until(enough, what=f"{n} replies at the Feishu fake")
+    await quiet(w, mid_turn=mid_turn)  # a wrong extra reply would have been sent by now
     return [m.text or m.content for m in w.fake.sent]
+
+
+async def quiet(w: FeishuWorld, timeout: float = 20.0, *, mid_turn: bool = False) -> None:
+    """Nothing more is on its way: no Bot turn running, every conversation inbox item
+    handled and every outbox row settled (sent, failed or uncertain). A reply the input
+    could still cause has then reached the fake, so "nothing else was sent" can be asserted
+    without a fixed sleep. (A turn keeps its batch undelivered until it ends and writes its
+    replies before that, so checking the inbox before the outbox misses none.)
+
+    `mid_turn`: the test holds a turn part-way (its model step never returns), so only the
+    outbox is checked: what the turn has written so far has gone out."""
+    state = w.app.services.host.status().get("bot")  # absent with the channel tests' stand-in
+    bot = state.worker if state is not None else None
+    busy: set[int] = bot._busy if isinstance(bot, BotWorker) else set()
+    seen = ""
+
+    async def settled() -> bool:
+        nonlocal seen
+        turns = sorted(busy)
+        async with w.app.services.db.read() as s:
+            undelivered = await s.scalar(
+                select(func.count(InboxItem.id)).where(
+                    InboxItem.delivered_at.is_(None), InboxItem.conversation_id.is_not(None)
+                )
+            )
+            pending = await s.scalar(
+                select(func.count(OutboxMessage.id)).where(OutboxMessage.state == PENDING)
+            )
+        seen = (
+            f"turns running in conversations {turns}, {undelivered} inbox items undelivered, "
+            f"{pending} outbox rows pending"
+        )
+        return pending == 0 if mid_turn else not turns and undelivered == 0 and pending == 0
+
+    try:
+        await wait_until(settled, timeout, what="the world to go quiet")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last seen: {seen}") from None
 
 
 async def all_delivered(w: FeishuWorld) -> None:

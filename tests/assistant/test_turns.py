@@ -16,7 +16,15 @@ from bot.llm.types import Message, ModelUnavailable, ToolSpec
 from storage.models import InboxItem, Lease, OutboxMessage, SessionEvent
 from storage.types import utcnow
 from tests.apps import RunningApp, make_settings, running_app
-from tests.assistant.support import all_delivered, bot_world, last_user_text, replies, say, send
+from tests.assistant.support import (
+    all_delivered,
+    bot_world,
+    last_user_text,
+    quiet,
+    replies,
+    say,
+    send,
+)
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import WorldFactory
 from tests.waiting import wait_until
@@ -41,8 +49,7 @@ async def test_three_messages_sent_while_a_turn_runs_reach_the_next_turn_as_one_
     )
     async with bot_world(make_world, provider) as w:
         await say(w, "first")
-        while len(provider.requests) < 1:
-            await asyncio.sleep(0.02)
+        await wait_until(lambda: _asked(provider), what="the first turn to reach the model")
         for text in ("second", "third", "fourth"):
             await say(w, text)
         release.set()
@@ -71,10 +78,13 @@ async def test_sleep_while_input_waits_is_refused_and_handled_in_the_same_activa
     provider = ScriptedProvider([sleep_after_more_input, answer_new_input, sleep_step])
     async with bot_world(make_world, provider) as w:
         await say(w, "hello")
-        while not provider.requests:
-            await asyncio.sleep(0.02)
-        await say(w, "also this")
-        await asyncio.sleep(0.2)
+        await wait_until(lambda: _asked(provider), what="the first turn to reach the model")
+        await say(w, "also this")  # the webhook answers once the item is committed
+
+        async def both_waiting() -> bool:
+            return await w.inbox_items() == 2
+
+        await wait_until(both_waiting, what="the second message in the inbox")
         arrived.set()
         assert await replies(w, 1) == ["handled both"]
         await all_delivered(w)
@@ -89,7 +99,7 @@ async def test_model_text_without_send_user_reaches_no_chat(make_world: WorldFac
     async with bot_world(make_world, provider) as w:
         await say(w, "what is the answer?")
         await all_delivered(w)
-        await asyncio.sleep(0.3)
+        await quiet(w)
         assert w.fake.sent == []
 
 
@@ -105,7 +115,8 @@ async def test_crash_mid_turn_then_restart_gives_exactly_one_reply(
     first = ScriptedProvider([send("send_user", {"text": "the answer"}), never_returns])
     async with bot_world(make_world, first) as w:
         await say(w, "question")
-        assert await replies(w, 1) == ["the answer"]
+        await wait_until(lambda: _asked(first, 2), what="the turn to hang in its second step")
+        assert await replies(w, 1, mid_turn=True) == ["the answer"]
         host = w.app.services.host
         for state in host.status().values():  # the process dies mid-turn
             for task in state.tasks:
@@ -121,7 +132,7 @@ async def test_crash_mid_turn_then_restart_gives_exactly_one_reply(
             await s.execute(update(Lease).values(expires_at=utcnow()))
         await w2.app.services.notifier.notify("inbox")
         await all_delivered(w2)
-        await asyncio.sleep(0.5)
+        await quiet(w2)
         assert [m.text for m in w2.fake.sent] == ["the answer"]
     assert "question" in last_user_text(second.requests[0][0])  # the batch was handled again
 
@@ -192,3 +203,7 @@ async def _answered(app: RunningApp, turns: int) -> bool:
         )
         sent = await s.scalar(select(func.count(OutboxMessage.id)))
     return pending == 0 and sent == turns
+
+
+async def _asked(provider: ScriptedProvider, n: int = 1) -> bool:
+    return len(provider.requests) >= n

@@ -12,6 +12,7 @@ from storage.models import Timer
 from storage.repos import leases
 from storage.repos import timers as timer_repo
 from storage.types import utcnow
+from tests.waiting import wait_until
 
 
 class SlowWorker(Worker):
@@ -46,7 +47,11 @@ async def _host_with_claimed_work(db: Database, seconds: float) -> tuple[Host, S
     worker = SlowWorker(db, host.instance_id, seconds)
     host.add(worker)
     await host.start()
-    await asyncio.wait_for(worker.started.wait(), 10)
+
+    async def started() -> bool:
+        return worker.started.is_set()
+
+    await wait_until(started, what="the worker to claim its job")
     return host, worker
 
 
@@ -87,9 +92,13 @@ async def test_readiness_reflects_a_dead_worker(db: Database) -> None:
     host = Host(db, Notifier(), poll_interval=0.05)
     host.add(Crashing())
     await host.start()
-    await asyncio.sleep(0.3)
-    # errors are contained: the loop keeps running, counts them and stays alive
     state = host.status()["crashing"]
+
+    async def failed() -> bool:
+        return state.errors >= 1
+
+    await wait_until(failed, what="the crashing worker's first error")
+    # errors are contained: the loop keeps running, counts them and stays alive
     assert state.errors >= 1 and state.last_error == "RuntimeError: boom"
     assert host.healthy
     await host.stop(grace=1)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from sqlalchemy import func, select
@@ -36,6 +37,27 @@ def timer_host(db: Database, notifier: Notifier, fired: Fired, concurrency: int 
     worker.concurrency = concurrency
     host.add(worker)
     return host
+
+
+def found_nothing_due(host: Host) -> Callable[[], Awaitable[bool]]:
+    """A condition that holds once the host's timer worker has looked for due timers and
+    found none (had one been due, it would have fired it first)."""
+    worker = host.status()[TimerWorker.name].worker
+    run_once = worker.run_once
+    idle = 0
+
+    async def counting() -> bool:
+        nonlocal idle
+        did_work = await run_once()
+        idle += not did_work
+        return did_work
+
+    worker.run_once = counting  # type: ignore[method-assign]
+
+    async def looked() -> bool:
+        return idle > 0
+
+    return looked
 
 
 async def count_fired(db: Database) -> int:
@@ -88,10 +110,15 @@ async def test_timer_due_while_down_fires_once_after_restart(db: Database) -> No
     first = timer_host(db, notifier, fired)
     await first.start()
     await Timers(db, notifier).schedule(
-        kind="test", key="wake", due_at=utcnow() + timedelta(milliseconds=300)
+        kind="test", key="wake", due_at=utcnow() + timedelta(hours=1)
     )
     await first.stop(grace=5)  # the process goes down before the wake is due
-    await asyncio.sleep(0.5)
+    # The wake falls due while it is down: the test moves it into the past instead of
+    # sleeping through it (and racing the clock).
+    async with db.write() as s:
+        timer = await timer_repo.get(s, "wake")
+        assert timer is not None
+        timer.due_at = utcnow() - timedelta(seconds=1)
     assert fired.keys == []
 
     second = timer_host(db, notifier, fired)
@@ -100,8 +127,9 @@ async def test_timer_due_while_down_fires_once_after_restart(db: Database) -> No
     await second.stop(grace=5)
 
     third = timer_host(db, notifier, fired)  # a later restart must not fire it again
+    looked = found_nothing_due(third)
     await third.start()
-    await asyncio.sleep(0.3)
+    await wait_until(looked, what="the restarted host to look for due timers")
     await third.stop(grace=5)
     assert fired.keys == ["wake"]
 

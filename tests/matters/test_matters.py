@@ -20,6 +20,7 @@ from storage.types import utcnow
 from tests.assistant.support import (
     all_delivered,
     last_user_text,
+    quiet,
     replies,
     say,
     say_in_group,
@@ -117,7 +118,7 @@ async def test_a_wait_survives_downtime_fires_once_and_the_user_hears_the_result
     ) as w2:
         await _status(w2, session_id, "completed")
         assert [without_why(r) for r in await replies(w2, 1)] == ["Your nightly report is fine."]
-        await asyncio.sleep(0.5)
+        await quiet(w2)  # as replies did: a second telling would have been sent by now
         assert len(w2.fake.sent) == 1
         await all_delivered(w2)
         async with w2.app.services.db.read() as s:

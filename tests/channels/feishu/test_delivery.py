@@ -13,6 +13,7 @@ from bot.runtime import COMPONENTS
 from storage.models import OutboxMessage
 from storage.repos import inbound
 from storage.types import utcnow
+from tests.assistant.support import quiet
 from tests.fakes import FeishuFake, Mention
 from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
@@ -22,7 +23,7 @@ async def _sent(fake: FeishuFake, n: int) -> None:
     async def enough() -> bool:
         return len(fake.sent) >= n
 
-    await wait_until(enough)
+    await wait_until(enough, what=f"{n} messages sent to the Feishu fake")
 
 
 async def test_redelivered_message_is_answered_once(make_world: WorldFactory) -> None:
@@ -31,7 +32,7 @@ async def test_redelivered_message_is_answered_once(make_world: WorldFactory) ->
         statuses = [(await w.events.post(event))[0] for _ in range(4)]
         assert statuses == [200, 200, 200, 200]
         await _sent(w.fake, 1)
-        await asyncio.sleep(0.5)  # give a wrong second reply the chance to show up
+        await quiet(w)  # a wrong second reply would have been sent by now
         assert await w.inbox_items() == 1
         assert [m.text for m in w.fake.sent] == ["echo: hello"]
         assert w.fake.sent[0].reply_to == event["event"]["message"]["message_id"]
@@ -49,7 +50,7 @@ async def test_concurrent_delivery_to_two_instances_is_answered_once(
         statuses = [status for status, _ in await asyncio.gather(*posts)]
         assert statuses == [200] * 4
         await _sent(a.fake, 1)
-        await asyncio.sleep(0.5)
+        await quiet(a)  # one database: b's work shows there too
         assert await a.inbox_items() == 1
         assert [m.text for m in a.fake.sent] == ["echo: hi both"]
 
@@ -75,7 +76,7 @@ async def test_group_message_needs_an_at_mention_and_dm_does_not(
         for event in (plain, mentioned, other_mention, dm):
             assert (await w.events.post(event))[0] == 200
         await _sent(w.fake, 2)
-        await asyncio.sleep(0.5)
+        await quiet(w)
         assert sorted(m.text for m in w.fake.sent) == ["echo: just me", "echo: what's up"]
         assert await w.inbound() == 4  # everything is kept as history
         async with w.app.services.db.read() as s:
@@ -92,7 +93,7 @@ async def test_two_hour_old_message_is_stored_and_not_answered(make_world: World
         fresh = w.message("now?", chat_id="oc_dm")
         assert (await w.events.post(fresh))[0] == 200
         await _sent(w.fake, 1)
-        await asyncio.sleep(0.5)
+        await quiet(w)
         assert [m.text for m in w.fake.sent] == ["echo: now?"]
         async with w.app.services.db.read() as s:
             row = await inbound.get(s, "feishu", old["event"]["message"]["message_id"])
@@ -108,7 +109,7 @@ async def test_a_rate_limit_storm_delays_replies_but_delivers_each_once(
         for text in texts:
             await w.events.post(w.message(text, chat_id="oc_dm"))
         await _sent(w.fake, 3)
-        await asyncio.sleep(0.5)
+        await quiet(w)
         assert sorted(m.text for m in w.fake.sent) == sorted(f"echo: {t}" for t in texts)
         assert w.fake.calls("/open-apis/im/v1/messages") >= 3 + 4  # the 429s were retried
 
@@ -221,7 +222,12 @@ async def test_feishu_api_calls_are_counted_per_day_and_month(make_world: WorldF
         await _sent(w.fake, 1)
         feishu = next(c for c in w.app.app[COMPONENTS] if isinstance(c, FeishuChannel))
         assert feishu.usage is not None
-        await asyncio.sleep(0.2)
+
+        async def bot_info_known() -> bool:  # its call was counted before it was made
+            return await feishu.readiness() is None
+
+        await wait_until(bot_info_known, what="the bot's open_id to be learned")
+        await quiet(w)  # every reply sent: no API call is left in flight
         totals = await feishu.usage.totals()
         calls_at_fake = len(w.fake.requests)
         assert totals.today == calls_at_fake  # token, bot info, reply: each counted

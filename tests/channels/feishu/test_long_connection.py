@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -11,6 +10,7 @@ import bot.channels.feishu.ws as ws_module
 from bot.channels.feishu.channel import FeishuChannel
 from bot.config import reveal
 from bot.runtime import COMPONENTS
+from tests.assistant.support import quiet
 from tests.fakes.feishu_ws import WS_ENDPOINT_PATH
 from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
@@ -51,7 +51,7 @@ async def test_long_connection_event_is_stored_answered_once_and_acked(
             return len(w.fake.sent) >= 1
 
         await wait_until(sent)
-        await asyncio.sleep(0.5)
+        await quiet(w)  # acked after ingest: a second answer would have been sent by now
         assert [m.text for m in w.fake.sent] == ["echo: over ws"]
         assert await w.inbox_items() == 1
         async with w.app.http.get(f"{w.app.url}/readyz") as resp:
