@@ -20,6 +20,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 test: $(STAMP)
 	@scripts/ensure-postgres $(BIN)/python

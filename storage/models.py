@@ -215,7 +215,8 @@ class Admin(Base):
 
 class SessionSummary(Base):
     """A coarse, derived summary of a Session. Writing it never touches the Session header's
-    activity fields (invariant 7). The lease columns make the refresh a claimable job."""
+    activity fields (invariant 7 in docs/design.md). The lease columns make the refresh a
+    claimable job."""
 
     __tablename__ = "session_summaries"
 

@@ -1,4 +1,5 @@
-"""The settle rules (invariant 10), as plain functions of the Matter and the request."""
+"""The settle rules (invariant 10, docs/design.md), as plain functions of the Matter and the
+request."""
 
 from __future__ import annotations
 

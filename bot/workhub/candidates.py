@@ -1,13 +1,13 @@
 """The candidate set: the 32 most recent eligible Sessions a request may be routed to.
 
-Eligible (invariant 5): not archived, not the coordination Session (no `role`), no
-`subagent_parent`, no `mode:side_conversation` label; after the requester's access filter.
-Ordered by `last_message_at ?? status_updated_at ?? created_at` descending, ties by id
+Eligible (invariant 5 in docs/design.md): not archived, not the coordination Session (no
+`role`), no `subagent_parent`, no `mode:side_conversation` label; after the requester's access
+filter. Ordered by `last_message_at ?? status_updated_at ?? created_at` descending, ties by id
 ascending; at most 32. Nothing outside those 32 is ever added back, by search or anything else.
 
-`candidate_set_id` (invariant 6) hashes the ordered identity fields (id, name, workspace,
-state, activity time): a new summary or search score leaves it unchanged, a rename or new
-activity changes it. Models see per-set refs, never raw Session ids.
+`candidate_set_id` (invariant 6 in docs/design.md) hashes the ordered identity fields (id,
+name, workspace, state, activity time): a new summary or search score leaves it unchanged, a
+rename or new activity changes it. Models see per-set refs, never raw Session ids.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`maka eval recall`: how well requests are routed, under three variants (RFC section 6).
+"""`maka eval recall`: how well requests are routed, under three variants (docs/design.md,
+"Measuring routing").
 
 - baseline: name, workspace, state, time
 - summaries: baseline plus each Session's summary

@@ -1,4 +1,4 @@
-"""Search evidence for candidates: a weak, capped signal (invariant 8).
+"""Search evidence for candidates: a weak, capped signal (invariant 8, docs/design.md).
 
 The search is filtered to the candidates' ids, and any hit outside them is dropped anyway:
 search never widens the set. Zero hits never removes a candidate. When search fails, the

@@ -2,7 +2,7 @@
 
 It serves the recall evaluation and is the fallback when the model's routing fails. It only
 ever chooses among the candidate set it is given; every doubt ends in `clarify` (invariant
-9), and `new` needs an explicit request.
+9 in docs/design.md), and `new` needs an explicit request.
 
 Matching weighs each request token by how rare it is among the candidates (so "bug" in
 "Fix bug" and "Fix bug (2)" counts for little and `ERR_CONN_RESET` for a lot). Pointer and

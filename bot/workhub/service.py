@@ -214,9 +214,9 @@ class WorkHub:
     def _creation_refused(
         request: str, current: CandidateSet, offered: bool = False
     ) -> GateResult | None:
-        """A new task only when this turn's user words ask for one (invariant 9), or say yes
-        to a task the assistant offered; never for words that name a task the requester
-        already has."""
+        """A new task only when this turn's user words ask for one (invariant 9 in
+        docs/design.md), or say yes to a task the assistant offered; never for words that
+        name a task the requester already has."""
         named = [c for c in current.candidates if _names(request, c.meta.name)]
         if named:
             return GateResult(

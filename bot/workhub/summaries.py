@@ -1,4 +1,5 @@
-"""Coarse Session summaries, refreshed at completion counts 1, 2, 4, 8, 16, … (invariant 7).
+"""Coarse Session summaries, refreshed at completion counts 1, 2, 4, 8, 16, … (invariant 7,
+docs/design.md).
 
 A delegated turn that completes with a durable result counts once per notification key.
 At each refresh point the summary row asks for a refresh; the SummaryWorker claims it as a
