@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install lint bench clean
+.PHONY: run test faults install lint bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP)
 	@scripts/ensure-chromium
 	$(MAKE) --no-print-directory lint
 	$(BIN)/pytest
+
+# The fault suite (tests/faults/): real `maka serve` replicas on a private PostgreSQL cluster,
+# killed and starved under traffic. Minutes, not seconds; not part of `make test`.
+faults: $(STAMP)
+	$(BIN)/pytest -m faults tests/faults
 
 bench: $(STAMP)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

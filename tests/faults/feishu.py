@@ -1,0 +1,57 @@
+"""The Feishu stand-in: the loopback Feishu fake, plus one fault it lacks: holding message
+sends (the request has fully arrived, the answer has not left) so a test can kill the process
+that is waiting on one. A held send is processed when released: Feishu created the message,
+its sender never heard so."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes import FeishuFake
+
+SEND_PATH = "/open-apis/im/v1/messages"
+
+
+@dataclass
+class HeldSend:
+    uuid: str | None
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def release(self) -> None:
+        self.released.set()
+
+
+class FeishuStandIn(FeishuFake):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._hold_next = 0
+        self.held: asyncio.Queue[HeldSend] = asyncio.Queue()
+
+    def hold_next_sends(self, times: int = 1) -> None:
+        """The next `times` message sends wait for `HeldSend.release()` (see `held`)."""
+        self._hold_next = times
+
+    def storm(self, status: int) -> None:
+        """Every message send answers `status` (429 as Feishu's rate limit, or a 5xx) until
+        `calm()`."""
+        if status == 429:
+            self.rate_limit_next(SEND_PATH, times=10**9, method="POST")
+        else:
+            self.fail_next(SEND_PATH, times=10**9, http_status=status, method="POST")
+
+    def calm(self) -> None:
+        self.clear_faults()
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if self._hold_next > 0 and request.method == "POST" and request.path.startswith(SEND_PATH):
+            self._hold_next -= 1
+            body = await request.json()
+            held = HeldSend(body.get("uuid") if isinstance(body, dict) else None)
+            await self.held.put(held)
+            await held.released.wait()
+        return await FeishuFake._middleware(self, request, handler)
