@@ -47,12 +47,17 @@ class AgentLoop(Generic[Ctx]):
         prompt: Sequence[Message],
         *,
         ended: Callable[[Ctx], bool] = lambda _ctx: False,
+        shown: Callable[[Ctx], None] = lambda _ctx: None,
     ) -> LoopResult:
+        """`shown(ctx)` runs before each model call: what the context holds by then reaches
+        the model. A tool result of the last step, when the loop stops at its limit, never
+        does, and the caller must not treat what it carried as handled."""
         messages = list(prompt)
         result = LoopResult(Stop.STEP_LIMIT, 0)
         tools = self.registry.specs()
         for step in range(1, self.max_steps + 1):
             result.steps = step
+            shown(ctx)
             completion = await self.model.complete(messages, tools, purpose=self.purpose)
             assistant = completion.as_message()
             messages.append(assistant)

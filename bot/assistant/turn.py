@@ -147,7 +147,9 @@ class BotTurn:
         ctx.pending_summary = context.new_summary
         loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
         try:
-            result = await loop.run(ctx, prompt, ended=lambda c: c.ended)
+            result = await loop.run(
+                ctx, prompt, ended=lambda c: c.ended, shown=TurnContext.mark_shown
+            )
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
             await ctx.send(MODEL_FAILED_REPLY)
@@ -163,10 +165,13 @@ class BotTurn:
     async def _commit(
         self, ctx: TurnContext, session_id: int, direct: set[int]
     ) -> tuple[list[SessionEvent], list[tuple[Session, list[SessionEvent]]]]:
-        """Mark the whole batch delivered and log the turn, in one transaction; what the user
-        was told about a task's update also goes into that task's own log."""
+        """Mark the batch delivered and log the turn, in one transaction; what the user was
+        told about a task's update also goes into that task's own log. Items the model was
+        never shown stay undelivered for the next turn."""
         now = utcnow()
-        model_items = [item for item in ctx.batch if item.id not in direct]
+        unshown = {item.id for item in ctx.unshown()}
+        handled = [item for item in ctx.batch if item.id not in unshown]
+        model_items = [item for item in handled if item.id not in direct]
         events: list[tuple[str, str, dict[str, object] | None]] = []
         if ctx.pending_summary is not None:
             text, covered = ctx.pending_summary
@@ -182,7 +187,7 @@ class BotTurn:
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
         told: list[tuple[Session, list[SessionEvent]]] = []
         async with self.services.db.write() as session:
-            await inbox.mark_delivered(session, [item.id for item in ctx.batch], ctx.turn_key, now)
+            await inbox.mark_delivered(session, [item.id for item in handled], ctx.turn_key, now)
             if not events:
                 return [], told
             logged = await sessions.append_events(session, session_id, events, now)

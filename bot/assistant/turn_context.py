@@ -84,11 +84,13 @@ class TurnContext:
     sent: list[str] = field(default_factory=list)
     ended: bool = False
     pending_summary: tuple[str, int] | None = None  # (text, covered_seq) to store at commit
+    shown: int = 0  # batch items given to the model by its latest call (or at the start)
     _counters: dict[str, int] = field(default_factory=lambda: {"m": 0, "n": 0})
 
     def __post_init__(self) -> None:
         for item in self.batch:
             self._assign_ref(item)
+        self.shown = len(self.batch)  # only a tool claims more, and only after a model call
 
     def _assign_ref(self, item: BatchItem) -> None:
         prefix = "m" if item.is_message else "n"
@@ -103,6 +105,15 @@ class TurnContext:
     def render_batch(self, items: list[BatchItem]) -> str:
         tz = self.services.settings.tz
         return "\n".join(item.render(tz) for item in items)
+
+    def mark_shown(self) -> None:
+        self.shown = len(self.batch)
+
+    def unshown(self) -> list[BatchItem]:
+        """Items claimed into the batch after the model's latest call (by the last step of a
+        turn stopped at its step limit): no one has answered them, so the turn leaves them
+        undelivered and the next turn takes them."""
+        return self.batch[self.shown :]
 
     async def claim_new_input(self) -> list[BatchItem]:
         """Undelivered items that arrived during this turn join the turn's batch."""

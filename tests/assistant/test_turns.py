@@ -11,7 +11,7 @@ from bot.agent.framing import estimate_tokens
 from bot.assistant.component import Assistant
 from bot.assistant.history import OMITTED
 from bot.assistant.turn import MODEL_FAILED_REPLY
-from bot.llm.scripted import ScriptedProvider
+from bot.llm.scripted import ScriptedProvider, Step
 from bot.llm.types import Message, ModelUnavailable, ToolSpec
 from storage.models import InboxItem, Lease, OutboxMessage, SessionEvent
 from storage.types import utcnow
@@ -92,6 +92,41 @@ async def test_sleep_while_input_waits_is_refused_and_handled_in_the_same_activa
             kinds = (await s.scalars(select(SessionEvent.kind).order_by(SessionEvent.seq))).all()
     assert list(kinds) == ["user", "assistant"]  # one turn, one activation
     provider.assert_exhausted()
+
+
+async def test_input_claimed_by_the_last_step_of_a_turn_is_answered_by_the_next_turn(
+    make_world: WorldFactory,
+) -> None:
+    """A turn that stops at its step limit (10) right after a tool claimed new input has not
+    answered that input: it stays undelivered and the next turn answers it."""
+    arrived = asyncio.Event()
+
+    async def check_after_more_input(_m: list[Message], _t: list[ToolSpec]) -> object:
+        await arrived.wait()
+        return send("inbox_check", {})
+
+    steps: list[Step] = [send("send_user", {"text": "got hello"})]
+    steps += [send("inbox_check", {})] * 8 + [check_after_more_input]  # ten steps in all
+    steps += [send("send_user", {"text": "got the late one"}), sleep_step]
+    provider = ScriptedProvider(steps)
+    async with bot_world(make_world, provider) as w:
+        await say(w, "hello")
+        await wait_until(lambda: _asked(provider, 10), what="the turn's last step")
+        await say(w, "late one")
+        arrived.set()
+        assert await replies(w, 2) == ["got hello", "got the late one"]
+        await all_delivered(w)
+        async with w.app.services.db.read() as s:
+            logged = (
+                await s.scalars(
+                    select(SessionEvent.text)
+                    .where(SessionEvent.kind == "user")
+                    .order_by(SessionEvent.seq)
+                )
+            ).all()
+    assert len(provider.requests) == 12
+    assert "late one" in last_user_text(provider.requests[10][0])  # the next turn's batch
+    assert len(logged) == 2 and "late one" not in logged[0] and "late one" in logged[1]
 
 
 async def test_model_text_without_send_user_reaches_no_chat(make_world: WorldFactory) -> None:
