@@ -2,8 +2,14 @@
 
 On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets replicas claim disjoint rows without waiting on
 each other; the lease columns then make the claim outlive the transaction, and an expired
-lease (a crashed worker) frees the row again. On SQLite the caller's `Database.write()`
-transaction (BEGIN IMMEDIATE, one process) already makes select-then-update atomic.
+lease frees the row again. On SQLite the caller's `Database.write()` transaction (BEGIN
+IMMEDIATE, one process) already makes select-then-update atomic.
+
+A claim is also free once its owner is gone: every running Host keeps a short liveness lease
+(`host:<instance id>`, renewed every few seconds); when that has lapsed the process was
+killed or cut off, and the work it held is taken over in seconds instead of waiting out a
+lease sized for the longest unit of work. An owner with no liveness lease at all (a tool, a
+test) keeps its claims until they expire.
 """
 
 from __future__ import annotations
@@ -12,9 +18,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, literal, or_, select, update
+from sqlalchemy import ColumnElement, String, exists, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.orm import InstrumentedAttribute, aliased
+
+from storage.models import Lease
+
+HOST_LEASE_PREFIX = "host:"
 
 
 class Claimable(Protocol):
@@ -25,8 +35,24 @@ class Claimable(Protocol):
 T = TypeVar("T", bound=Claimable)
 
 
+def host_lease_name(instance_id: str) -> str:
+    return f"{HOST_LEASE_PREFIX}{instance_id}"
+
+
+def owner_is_gone(owner: Any, now: datetime) -> ColumnElement[bool]:
+    """`owner` is a Host whose liveness lease has lapsed."""
+    liveness = aliased(Lease)
+    return exists().where(
+        liveness.name == literal(HOST_LEASE_PREFIX, String) + owner, liveness.expires_at < now
+    )
+
+
 def lease_is_free(model: type[Claimable], now: datetime) -> ColumnElement[bool]:
-    return or_(model.lease_expires_at.is_(None), model.lease_expires_at < now)
+    return or_(
+        model.lease_expires_at.is_(None),
+        model.lease_expires_at < now,
+        owner_is_gone(model.lease_owner, now),
+    )
 
 
 async def exists_claimable(
@@ -66,6 +92,25 @@ async def claim_rows(
         row.lease_expires_at = now + lease
     await session.flush()
     return rows
+
+
+async def renew_rows(
+    session: AsyncSession,
+    model: type[Claimable],
+    owner: str,
+    ids: Sequence[Any],
+    *,
+    lease: timedelta,
+    now: datetime,
+) -> int:
+    """Extend this owner's claims on `ids`; how many it still held."""
+    stmt = (
+        update(model)
+        .where(model.lease_owner == owner, model.id.in_(ids))  # type: ignore[attr-defined]
+        .values(lease_expires_at=now + lease)
+    )
+    result = await session.execute(stmt)
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 async def release_rows(

@@ -9,7 +9,6 @@ arrives while a turn runs waits for that turn and forms the next batch.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from datetime import timedelta
 
@@ -20,6 +19,7 @@ from bot.assistant.commands import CommandRegistry
 from bot.assistant.turn import BotTurn
 from bot.assistant.turn_context import TurnContext
 from bot.channels.ingest import INBOX_TOPIC
+from bot.host.renewal import renewed
 from bot.host.workers import Worker
 from bot.services import Services
 from storage.models import InboxItem
@@ -58,14 +58,13 @@ class BotWorker(Worker):
         conversation_id = await self._take_a_conversation()
         if conversation_id is None:
             return False
-        renewer = asyncio.create_task(self._keep_lease(conversation_id))
         try:
-            await self._gather_burst(conversation_id)
-            await self.turn.run(conversation_id)
+            async with renewed(
+                lambda: self._renew(conversation_id), LEASE_TTL, f"conversation {conversation_id}"
+            ):
+                await self._gather_burst(conversation_id)
+                await self.turn.run(conversation_id)
         finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
             self._busy.discard(conversation_id)
             async with self.services.db.write() as session:
                 await leases.release(session, lease_name(conversation_id), self.owner)
@@ -91,14 +90,11 @@ class BotWorker(Worker):
                 return conversation_id
         return None
 
-    async def _keep_lease(self, conversation_id: int) -> None:
-        while True:
-            await asyncio.sleep(LEASE_TTL.total_seconds() / 3)
-            async with self.services.db.write() as session:
-                if not await leases.acquire(
-                    session, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
-                ):
-                    log.error("lost the lease of conversation %s mid-turn", conversation_id)
+    async def _renew(self, conversation_id: int) -> bool:
+        async with self.services.db.write() as session:
+            return await leases.acquire(
+                session, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
+            )
 
     async def _gather_burst(self, conversation_id: int) -> None:
         """Wait until input has been quiet for the debounce window (at most MAX_DEBOUNCE)."""

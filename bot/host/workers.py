@@ -4,6 +4,10 @@ A worker is a loop of `run_once()`: claim a unit of work and finish it, or say t
 The Host owns the loop, so every worker gets the same lifecycle: prompt wake-ups, a poll as
 backstop, crash isolation with backoff, and a drain on shutdown (stop claiming, let the unit
 in hand finish within the grace period, cancel the rest, give every claim back).
+
+While it runs, the Host renews its liveness lease (`storage.claims`): if the process is
+killed, what it had claimed is free for the other replicas (or its restart) within
+LIVENESS_TTL, whatever the claim's own lease.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import socket
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from prometheus_client import Counter
 
@@ -32,9 +37,12 @@ from storage.models import (
     Timer,
 )
 from storage.repos import leases
+from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 
+LIVENESS_TTL = timedelta(seconds=15)  # renewed every third of it
+BACKOFF_START, MAX_BACKOFF = 0.2, 10.0  # seconds between tries of a worker that keeps failing
 WORKER_ERRORS = Counter("maka_worker_errors_total", "Unhandled errors in worker steps", ["worker"])
 # Every table whose rows are claimed with leases; the Host hands them back on shutdown.
 CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (
@@ -94,6 +102,7 @@ class Host:
         self._workers: dict[str, WorkerState] = {}
         self._stopping = asyncio.Event()
         self._started = False
+        self._liveness: asyncio.Task[None] | None = None
 
     def add(self, worker: Worker) -> None:
         if worker.name in self._workers:
@@ -115,8 +124,19 @@ class Host:
 
     async def start(self) -> None:
         self._started = True
+        self._liveness = asyncio.create_task(self._keep_alive(), name="host-liveness")
         for state in self._workers.values():
             self._spawn(state)
+
+    async def _keep_alive(self) -> None:
+        name = claims.host_lease_name(self.instance_id)
+        while not self.stopping:
+            try:
+                async with self.db.write() as session:
+                    await leases.acquire(session, name, self.instance_id, LIVENESS_TTL, utcnow())
+            except Exception as exc:  # the database is away: try again on the next beat
+                log.warning("host %s: liveness not renewed: %s", self.instance_id, exc)
+            await self._sleep(LIVENESS_TTL.total_seconds() / 3)
 
     def _spawn(self, state: WorkerState) -> None:
         for n in range(state.worker.concurrency):
@@ -131,17 +151,29 @@ class Host:
                 try:
                     did_work = await worker.run_once()
                     failures = 0
+                    if not did_work and not self.stopping:
+                        # inside the try: an idle_timeout that reads the database can fail too
+                        await sub.wait(await worker.idle_timeout(self.poll_interval))
                 except Exception as exc:
                     failures += 1
                     state.errors += 1
                     state.last_error = f"{type(exc).__name__}: {exc}"
                     WORKER_ERRORS.labels(worker.name).inc()
                     log.exception("worker %s failed", worker.name)
-                    await self._sleep(min(30.0, 0.2 * 2**failures))
-                    continue
-                if did_work or self.stopping:
-                    continue
-                await sub.wait(await worker.idle_timeout(self.poll_interval))
+                    await self._back_off(worker, failures)
+
+    async def _back_off(self, worker: Worker, failures: int) -> None:
+        """Wait longer after each failure in a row. A short pause always (a worker failing on
+        every input must not spin); past it, a wake-up of the worker's topics ends the wait:
+        someone committed, so the database is back (after an outage the backoff has grown,
+        and waiting it out would delay every answer)."""
+        delay = min(MAX_BACKOFF, BACKOFF_START * 2**failures)
+        floor = min(delay, 1.0)
+        await self._sleep(floor)
+        if self.stopping:
+            return
+        with self.notifier.subscribe(worker.topics) as fresh:
+            await fresh.wait(delay - floor)
 
     async def _sleep(self, seconds: float) -> None:
         try:
@@ -163,6 +195,8 @@ class Host:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=max(1.0, deadline - time.monotonic()))
+        if self._liveness is not None:
+            await self._liveness  # it ends at the stop signal: released with the claims below
         await self.release_claims()
 
     async def release_claims(self) -> None:

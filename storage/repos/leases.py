@@ -1,4 +1,5 @@
-"""Named exclusive leases (e.g. the one Bot worker of a conversation, across replicas)."""
+"""Named exclusive leases (e.g. the one Bot worker of a conversation, across replicas). A
+lease whose holder is a Host that is gone is free, as with claimed rows (`storage.claims`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from storage.claims import owner_is_gone
 from storage.models import Lease
 from storage.repos._upsert import insert_for
 
@@ -21,7 +23,9 @@ async def acquire(
         .on_conflict_do_update(
             index_elements=[Lease.name],
             set_={"owner": owner, "expires_at": now + ttl},
-            where=or_(Lease.expires_at < now, Lease.owner == owner),
+            where=or_(
+                Lease.expires_at < now, Lease.owner == owner, owner_is_gone(Lease.owner, now)
+            ),
         )
         .returning(Lease.owner)
     )
@@ -38,5 +42,7 @@ async def release_all(session: AsyncSession, owner: str) -> int:
 
 
 async def holder(session: AsyncSession, name: str, now: datetime) -> str | None:
-    row = await session.scalar(select(Lease).where(Lease.name == name))
-    return row.owner if row is not None and row.expires_at >= now else None
+    held = select(Lease.owner).where(
+        Lease.name == name, Lease.expires_at >= now, ~owner_is_gone(Lease.owner, now)
+    )
+    return await session.scalar(held)

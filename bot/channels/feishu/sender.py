@@ -10,6 +10,7 @@ with the error, and a notice goes to the owner's inbox: nothing is dropped silen
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import defaultdict, deque
@@ -29,7 +30,9 @@ from bot.channels.feishu.api import FeishuApi, FeishuApiError, FeishuUnreachable
 from bot.channels.feishu.content import render
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.notify import Notifier
+from bot.host.renewal import renewed
 from bot.host.workers import Worker
+from storage import claims
 from storage.db import Database
 from storage.models import OutboxMessage
 from storage.repos import conversations, inbox, outbox
@@ -42,6 +45,9 @@ UUID_WINDOW = timedelta(minutes=55)  # Feishu dedupes a uuid for 1 hour; keep a 
 # The message replied to was withdrawn or no longer exists: post in the chat instead.
 REPLY_TARGET_GONE = frozenset({230011, 231003, 99992354})
 MAX_CLAIMS = 8  # deliveries of one row before it is given up
+# A claim is renewed while its delivery runs (rate-limit waits and retries can take minutes),
+# so a delivery that ends badly frees its row within seconds.
+CLAIM_LEASE = timedelta(seconds=15)
 SENT = Counter("maka_outbox_deliveries_total", "Outbox rows settled", ["platform", "state"])
 
 
@@ -106,13 +112,13 @@ class FeishuSender(Worker):
         *,
         instance_id: str,
         owner_open_id: str | None,
-        lease: timedelta = timedelta(minutes=3),
+        lease: timedelta | None = None,
         limiter: ChatRateLimiter | None = None,
     ) -> None:
         self.db, self.notifier, self.api = db, notifier, api
         self.instance_id = instance_id
         self.owner_open_id = owner_open_id
-        self.lease = lease
+        self.lease = lease or CLAIM_LEASE
         self.limiter = limiter or ChatRateLimiter()
 
     async def run_once(self) -> bool:
@@ -130,8 +136,23 @@ class FeishuSender(Worker):
             )
             claimed = [Claimed.of(row) for row in rows]
         for row in claimed:
-            await self.deliver(row)
+            renew = functools.partial(self._renew, row.id)
+            async with renewed(renew, self.lease, f"outbox row {row.id}"):
+                await self.deliver(row)
         return bool(claimed)
+
+    async def _renew(self, row_id: int) -> bool:
+        async with self.db.write() as session:
+            return bool(
+                await claims.renew_rows(
+                    session,
+                    OutboxMessage,
+                    self.instance_id,
+                    [row_id],
+                    lease=self.lease,
+                    now=utcnow(),
+                )
+            )
 
     async def deliver(self, row: Claimed) -> None:
         earlier_attempt = row.claims > 1

@@ -6,8 +6,9 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
+from bot.channels.feishu import sender as sender_module
 from bot.channels.feishu.channel import FeishuChannel
 from bot.runtime import COMPONENTS
 from storage.models import OutboxMessage
@@ -112,6 +113,24 @@ async def test_a_rate_limit_storm_delays_replies_but_delivers_each_once(
         await quiet(w)
         assert sorted(m.text for m in w.fake.sent) == sorted(f"echo: {t}" for t in texts)
         assert w.fake.calls("/open-apis/im/v1/messages") >= 3 + 4  # the 429s were retried
+
+
+async def test_a_delivery_longer_than_its_claim_keeps_its_claim_and_sends_once(
+    make_world: WorldFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim is short (so a delivery that ends badly frees its row in seconds) and renewed
+    while the delivery runs: the sender's second task never takes a row still in hand."""
+    monkeypatch.setattr(sender_module, "CLAIM_LEASE", timedelta(seconds=0.3))
+    async with make_world() as w:
+        w.fake.rate_limit_next("/open-apis/im/v1/messages", times=2, reset_seconds=1)
+        await w.events.post(w.message("slow to send", chat_id="oc_dm"))
+        await _sent(w.fake, 1)
+        await quiet(w)
+        async with w.app.services.db.read() as s:
+            [row] = (await s.scalars(select(OutboxMessage))).all()
+        assert row.state == "sent" and row.attempts == 1  # one delivery, though it took ~2 s
+        assert w.fake.calls("/open-apis/im/v1/messages", method="POST") == 3  # 429, 429, sent
+        assert [m.text for m in w.fake.sent] == ["echo: slow to send"]
 
 
 async def test_a_lost_answer_is_retried_with_the_same_uuid_and_not_doubled(
