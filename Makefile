@@ -34,8 +34,14 @@ test: $(STAMP)
 faults: $(STAMP)
 	$(BIN)/pytest -m faults tests/faults
 
+# Every benchmark in turn, then one table of its figures beside their baselines
+# (benchmarks/run_all.py). `make bench BENCH_ARGS=--quick` for a smoke run. sync.py wants
+# PostgreSQL (MAKA_BENCH_DATABASE_URL, default the test server).
+BENCH_ARGS ?=
 bench: $(STAMP)
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@MAKA_TEST_DATABASE_URL="$${MAKA_BENCH_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test}" \
+		scripts/ensure-postgres $(BIN)/python
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .maka .pytest_cache .mypy_cache .ruff_cache

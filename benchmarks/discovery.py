@@ -50,7 +50,9 @@ simulated day and the daily budget counts simulated days); the per-day call coun
 checked against the stand-ins' own request counts.
 
 The defaults take about 25 s on a busy 2-core machine (the baseline's process is the long
-pole; `--quick` about 9 s). No targets: the numbers are for comparing runs. The exit status
+pole; `--quick` about 9 s). No targets: the numbers are for comparing runs. At the end one
+summary line (benchmarks/_summary.py) each for the pre-check run's tokens and model calls,
+beside the baseline's. The exit status
 is 1 only when a result is wrong: a pre-check run made more calls or tokens than the
 baseline, a round ran with nothing new (and no deep round, feedback or deadline reason), news
 was skipped as "nothing new", a round failed, the budget skipped a beat, a tool refused the
@@ -75,6 +77,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from _summary import emit
 from sqlalchemy import func, select
 
 from bot.assistant.visibility import Visibility
@@ -611,7 +614,22 @@ def run(args: argparse.Namespace) -> int:
     )
     for p in problems[:20]:
         print(f"  {p}")
-    return 0 if not problems else 1
+    if problems:
+        return 1  # the numbers mean nothing: no summary lines
+    for what, ours, every_tick in (
+        ("model tokens", checked.tokens, baseline.tokens),
+        ("model calls", checked.calls, baseline.calls),
+    ):
+        emit(
+            "discovery",
+            f"{what}, {args.days} simulated days",
+            ours,
+            every_tick,
+            unit=what.split()[1],
+            better="lower",
+            baseline_what="a round every tick",
+        )
+    return 0
 
 
 def parse_args() -> argparse.Namespace:

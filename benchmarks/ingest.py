@@ -1,4 +1,5 @@
-"""Webhook ingest benchmark, run by hand: `.venv/bin/python benchmarks/ingest.py`.
+"""Webhook ingest benchmark, run by hand: `.venv/bin/python benchmarks/ingest.py` (`make bench`
+runs it with the defaults; `--quick` is a smoke check: 1,000 events, 2 s of latency phase).
 
 Measures the Feishu webhook's durable-ack path (`POST /feishu/events`: decrypt, verify,
 normalize, one ingest transaction, then 200) against a bare aiohttp handler that reads the
@@ -30,7 +31,8 @@ shares of the server process and of this generator per phase (100% = one core; t
 server's own CPU, for PostgreSQL, is not counted).
 
 Targets (on this 2-core machine): maka throughput >= 70% of bare; maka p99 <= 50 ms at
-1,000 events/s with no errors.
+1,000 events/s with no errors. At the end one summary line per headline figure (throughput,
+p99), maka beside bare (benchmarks/_summary.py).
 
     --database sqlite|postgres   sqlite: files in a fresh temp dir (default);
                                  postgres: MAKA_BENCH_DATABASE_URL or
@@ -59,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from _summary import emit
 from aiohttp import web
 from sqlalchemy import Column, MetaData, Table, func, insert, select
 
@@ -617,6 +620,34 @@ def report(
     return all(passed for _, passed in checks)
 
 
+def summarize(
+    args: argparse.Namespace, target: Target, bare: ServerResult, maka: ServerResult
+) -> None:
+    database = target.description.split(",")[0]
+    emit(
+        "ingest",
+        f"webhook throughput, {database}",
+        maka.throughput.throughput,
+        bare.throughput.throughput,
+        unit="events/s",
+        better="higher",
+        baseline_what="bare aiohttp + one INSERT",
+    )
+    p99 = [r.latency.percentile(0.99) * 1000 for r in (maka, bare)]
+    over = bare.throughput.throughput < args.rate  # then its p99 is mostly queue growth
+    if all(math.isfinite(v) for v in p99):
+        emit(
+            "ingest",
+            f"webhook p99 at {args.rate:g}/s, {database}",
+            p99[0],
+            p99[1],
+            unit="ms",
+            better="lower",
+            baseline_what="bare aiohttp + one INSERT"
+            + (", over its capacity: queueing" if over else ""),
+        )
+
+
 # ---- main ------------------------------------------------------------------------------------
 
 
@@ -648,7 +679,8 @@ async def run(args: argparse.Namespace) -> int:
         integrity = await check_integrity(target, results["bare"], results["maka"])
         met = report(args, target, results["bare"], results["maka"], integrity)
     if not integrity.ok:
-        return 1
+        return 1  # the numbers mean nothing: no summary lines
+    summarize(args, target, results["bare"], results["maka"])
     return 1 if args.check and not met else 0
 
 
@@ -661,9 +693,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=32, help="throughput phase (32)")
     parser.add_argument("--warmup", type=int, default=300, help="untimed requests first (300)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke check: 1,000 events, 2 s, 100 warm-up"
+    )
     parser.add_argument("--serve", choices=["bare", "maka"], help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.events, args.seconds, args.warmup = 1000, 2.0, 100
+    return args
 
 
 def main() -> int:

@@ -9,36 +9,44 @@ Two measurements on the embedded defaults: SQLite and tantivy, each in a fresh t
    driven until the index's coverage reaches the last record. The model is a SCRIPTED
    STAND-IN (`ScriptedProvider`, answering instantly), playing an indexing agent: it reads a
    batch with records_read, writes one entry for the records it was shown with entry_write,
-   reads on, and checkpoints (complete=false after `--batches-per-turn` batches, complete=true
-   once the range's last record was shown). So the figure is the system's own overhead per
-   record (agent loop, tools, database, bookkeeping), not what a real model achieves: a real
-   model's seconds per call would dominate it. Afterwards the coverage must be at the last
-   record and the entries' refs must name every record exactly once, or the run exits 1.
+   reads on, and checkpoints (complete=false after `--batches` batches, complete=true once
+   the range's last record was shown). So the figure is the system's own overhead per record
+   (agent loop, tools, database, bookkeeping), not what a real model achieves: a real model's
+   seconds per call would dominate it. Afterwards the coverage must be at the last record and
+   the entries' refs must name every record exactly once, or the run exits 1.
+   The baseline, in a second fresh database with the same records: the same organizing as
+   plain statements, with no agent, tools, turn or worker (per batch of 20, a read of the
+   next records of the scope and one entry written with their refs, each in its own
+   transaction; the coverage updated every `--batches` batches). The least database work for
+   the same result, so the ratio product / plain statements is what the machinery costs.
 
 2. Search latency over `--docs` source messages (100,000 = 10 scopes x 10,000, seeded
-   Chinese/English chat text) filtered to one scope. The product path is
-   `SearchService(EmbeddedSearchIndex)` fed with `record_document` (the documents the source
-   indexer writes, kind `source_message`), in batches of 500 as the indexer commits them,
-   queried with `SearchFilters(scopes=[scope])`: jieba tokenizing, the query run in a worker
-   thread, hits with normalized scores and excerpts. Beside it, a bare tantivy index built
-   here over the same documents in one commit: `text` with tantivy's default tokenizer,
-   `scope` a raw term; the query from `Index.parse_query` AND a term query on the scope; the
-   top 10 docs fetched. p50/p95 over `--queries` queries (200, interleaved) and the ratio
-   product / bare. The bare index does not tokenize like the product: tantivy's default
-   tokenizer keeps a run of Chinese characters as one token, so it finds far fewer Chinese
-   matches and does less work. It is a lower bound, not the same search. A third row queries
-   a field of the same bare index that holds the product's own jieba tokens (the same
-   matching as the product, without its wrapping), to show what the wrapping costs.
+   Chinese/English chat text, benchmarks/_corpus.py) filtered to one scope. The product path
+   is `SearchService(EmbeddedSearchIndex)` fed with `record_document` (the documents the
+   source indexer writes, kind `source_message`), in batches of 500 as the indexer commits
+   them, queried with `SearchFilters(scopes=[scope])`: jieba tokenizing, the query run in a
+   worker thread, hits with normalized scores and excerpts. Beside it, a bare tantivy index
+   over the same documents in one commit (benchmarks/_bare_tantivy.py, shared with
+   search.py): `text` with tantivy's default tokenizer, `scope` a raw term; the query from
+   `Index.parse_query` AND a term query on the scope; the top 10 docs fetched. p50/p95 over
+   `--queries` queries (200, interleaved) and the ratio product / bare. The bare index does
+   not tokenize like the product: tantivy's default tokenizer keeps a run of Chinese
+   characters as one token, so it finds far fewer Chinese matches and does less work. It is
+   a lower bound, not the same search. A third row queries a field of the same bare index
+   that holds the product's own jieba tokens (the same matching as the product, without its
+   wrapping), to show what the wrapping costs.
 
 The defaults take about 20 s on a 2-core machine, mostly building the 100,000-document
-indexes. No targets: the numbers are for comparing runs. The exit status is 1 only when a result is
-wrong (coverage short, a record lost or doubled, a hit from another scope).
+indexes. No targets: the numbers are for comparing runs. At the end one summary line per
+headline figure (benchmarks/_summary.py). The exit status is 1 only when a result is wrong
+(coverage short, a record lost or doubled, a hit from another scope).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import random
 import re
@@ -52,7 +60,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import tantivy
-from sqlalchemy import func, select
+from _bare_tantivy import BareIndex
+from _corpus import QUERY_POOL, message_text
+from _summary import emit
+from sqlalchemy import func, select, update
 
 from bot.assistant.visibility import Visibility
 from bot.host.notify import Notifier
@@ -72,7 +83,7 @@ from storage.repos import conversations, sources
 from storage.repos.sources import NewRecord
 from storage.search import SearchDocument, SearchFilters
 from storage.search.embedded import EmbeddedSearchIndex
-from storage.search.tokenizer import configure_tokenizer, tokenize, tokenize_query, warm_up
+from storage.search.tokenizer import configure_tokenizer, warm_up
 from storage.types import utcnow
 from storage.urls import normalize_database_url
 
@@ -83,60 +94,7 @@ CRITERIA = "decisions made: what was decided, by whom, when, and why"
 UPSERT_BATCH = 500  # the source indexer's batch (bot/sources/index.py)
 WARM_UP_QUERIES = 20
 
-PEOPLE = ["张伟", "王芳", "李娜", "刘洋", "陈静", "杨帆", "小马", "Alice", "Bob", "Carol"]
 AUTHORS = [f"ou_member_{n}" for n in range(12)]
-TOPICS = ["部署", "重连", "数据库迁移", "权限申请", "周报", "报销", "机器人回调", "缓存雪崩",
-          "飞书审批", "灰度发布", "日志采集", "性能优化", "预算", "招聘"]  # fmt: skip
-ERRORS = ["ERR_CONN_RESET", "ECONNREFUSED", "HTTP 502", "OOMKilled", "TimeoutError",
-          "SQLSTATE 40001"]  # fmt: skip
-PATHS = ["src/server/ws.ts", "bot/channels/feishu.py", "deploy/k8s/values.yaml",
-         "web/app/page.tsx"]  # fmt: skip
-FUNCS = ["getUserName", "sendMessageCard", "refreshTenantToken", "handleEventCallback"]
-TEMPLATES = [
-    "{person}说{topic}又出问题了，日志里是 {err}，在 {path} 第{n}行",
-    "明天下午{h}点开会讨论{topic}，记得带上上周的数据",
-    "Deploy to staging failed: {err} in {path}, rolling back",
-    "我把 {func} 改成异步了，麻烦 review 一下 PR #{n}",
-    "决定了：{topic}下周{day}上线，{person}负责",
-    "监控显示过去一小时大量重连，{err}，怀疑是 {func} 超时",
-    "The {topic} latency went up to {n}ms after yesterday's release",
-    "{person}: 好的，我看一下 {path}，今天之内给你答复",
-    "帮我记一下：{topic}需要在月底前完成，负责人是{person}",
-    "Can you check why {func} returns null for tenant {n}?",
-    "线上报警 {err}，已经自动扩容到 {h} 个副本",
-    "We agreed to freeze the budget for {topic} until Q{q}, {person} will confirm",
-    "周{day}的周报：完成了{topic}，下周继续跟进性能问题",
-    "ok",
-    "收到 👍",
-]
-# Words the corpus holds: Chinese words inside Chinese sentences, English words, identifiers,
-# names, and two-word mixes; and one it lacks ("发票"), as some searches find nothing.
-QUERY_POOL = [
-    "重连", "部署", "数据库迁移", "周报", "报销", "预算", "灰度发布", "超时", "扩容", "答复",
-    "发票", "性能优化", "飞书审批", "张伟", "李娜", "小马", "负责人", "上线",
-    "staging", "latency", "review", "budget", "release", "rolling back", "tenant", "Alice",
-    "getUserName", "sendMessageCard", "ERR_CONN_RESET", "OOMKilled", "ws.ts", "values.yaml",
-    "部署 staging", "Alice 周报", "latency 重连", "budget 预算", "张伟 review",
-]  # fmt: skip
-
-
-def message_text(rnd: random.Random) -> str:
-    parts = [_fill(rnd.choice(TEMPLATES), rnd) for _ in range(rnd.choice((1, 1, 1, 2)))]
-    return "。".join(parts)
-
-
-def _fill(template: str, rnd: random.Random) -> str:
-    return template.format(
-        person=rnd.choice(PEOPLE),
-        topic=rnd.choice(TOPICS),
-        err=rnd.choice(ERRORS),
-        path=rnd.choice(PATHS),
-        func=rnd.choice(FUNCS),
-        n=rnd.randint(1, 500),
-        h=rnd.randint(1, 9),
-        q=rnd.randint(1, 4),
-        day=rnd.choice("一二三四五"),
-    )
 
 
 def chat_records(chat_id: str, title: str, count: int, rnd: random.Random) -> list[NewRecord]:
@@ -250,6 +208,21 @@ class MaintenanceResult:
     idle_ms: float
     idle_model_calls: int
     problems: list[str]
+    bare: BareMaintenance
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.wall if self.wall else 0.0
+
+
+@dataclass(frozen=True)
+class BareMaintenance:
+    """The baseline: the same records read and entries written with plain statements."""
+
+    records: int
+    wall: float
+    entries: int
+    problems: list[str]
 
     @property
     def rate(self) -> float:
@@ -265,14 +238,29 @@ async def sqlite_database(workdir: Path) -> Database:
 async def bench_maintenance(
     workdir: Path, records: int, batches_per_turn: int
 ) -> MaintenanceResult:
-    db = await sqlite_database(workdir)
+    db = await sqlite_database(workdir / "product")
     try:
-        return await _maintenance(db, records, batches_per_turn)
+        result = await _maintenance(db, records, batches_per_turn)
     finally:
         await db.dispose()
+    db = await sqlite_database(workdir / "bare")
+    try:
+        bare = await _bare_maintenance(db, records, batches_per_turn)
+    finally:
+        await db.dispose()
+    return dataclasses.replace(result, bare=bare)
 
 
-async def _maintenance(db: Database, count: int, batches_per_turn: int) -> MaintenanceResult:
+@dataclass(frozen=True)
+class Seeded:
+    scope: str
+    last_seq: int
+    index_id: int
+    group_id: int
+
+
+async def seed(db: Database, count: int) -> Seeded:
+    """The chat records (seeded: the same in both runs) and the group's memory index."""
     rows = chat_records(TEAM_CHAT, TEAM_TITLE, count, random.Random(14))
     scope = rows[0].scope
     now = utcnow()
@@ -287,10 +275,17 @@ async def _maintenance(db: Database, count: int, batches_per_turn: int) -> Maint
         group = await conversations.get_or_create(
             s, platform="feishu", chat_id=TEAM_CHAT, chat_type="group", name=TEAM_TITLE
         )
-    last_seq = max(seqs)
     service = IndexService(db, Notifier(), OWNER)
     team = Visibility(everything=False, conversation_id=group.id, scopes=frozenset({scope}))
     index = await service.create("decisions", CRITERIA, team, created_by=OWNER, interval=3600)
+    return Seeded(scope, max(seqs), index.id, group.id)
+
+
+async def _maintenance(db: Database, count: int, batches_per_turn: int) -> MaintenanceResult:
+    seeded = await seed(db, count)
+    scope, last_seq = seeded.scope, seeded.last_seq
+    service = IndexService(db, Notifier(), OWNER)
+    index_id = seeded.index_id
 
     provider = EndlessScript(IndexingAgent(batches_per_turn))
     recorder = MemoryRecorder()
@@ -305,7 +300,7 @@ async def _maintenance(db: Database, count: int, batches_per_turn: int) -> Maint
         wall += time.perf_counter() - started
         cycles += 1
         async with db.read() as s:
-            row = await s.get(MemoryIndex, index.id)
+            row = await s.get(MemoryIndex, index_id)
         assert row is not None
         if not claimed or row.status == "maintenance_failed" or cycles > count:
             problems.append(f"stopped at cycle {cycles}: {row.status} {row.last_error or ''}")
@@ -320,8 +315,8 @@ async def _maintenance(db: Database, count: int, batches_per_turn: int) -> Maint
     idle_calls = len(recorder.calls) - calls
 
     async with db.read() as s:
-        row = await s.get(MemoryIndex, index.id)
-        entries = (await s.scalars(select(IndexEntry).where(IndexEntry.index_id == index.id))).all()
+        row = await s.get(MemoryIndex, index_id)
+        entries = (await s.scalars(select(IndexEntry).where(IndexEntry.index_id == index_id))).all()
         in_scope = list(
             (await s.scalars(select(SourceRecord.id).where(SourceRecord.scope == scope))).all()
         )
@@ -349,7 +344,68 @@ async def _maintenance(db: Database, count: int, batches_per_turn: int) -> Maint
         idle_ms=idle_ms,
         idle_model_calls=idle_calls,
         problems=problems,
+        bare=BareMaintenance(0, 0.0, 0, []),
     )
+
+
+async def _bare_maintenance(db: Database, count: int, batches_per_turn: int) -> BareMaintenance:
+    """The least database work that organizes the records the same way, as plain statements
+    in the same kind of transactions, with no agent, tools, turn or worker: per batch of
+    BATCH_RECORDS, a read of the next records of the scope (rendered as lines, as a model
+    would be shown them) and a write of one entry with their refs; the coverage updated every
+    `batches_per_turn` batches and at the end."""
+    seeded = await seed(db, count)
+    started = time.perf_counter()
+    cursor, batches, entries = 0, 0, 0
+    while True:
+        async with db.read() as s:
+            batch = (
+                await s.scalars(
+                    select(SourceRecord)
+                    .where(SourceRecord.scope == seeded.scope, SourceRecord.id > cursor)
+                    .order_by(SourceRecord.id)
+                    .limit(BATCH_RECORDS)
+                )
+            ).all()
+            shown = "\n".join(f"[rec-{r.id}] {r.sent_at} {r.author}: {r.text}" for r in batch)
+        if not batch:
+            break
+        refs = [r.id for r in batch]
+        async with db.write() as s:
+            s.add(
+                IndexEntry(
+                    index_id=seeded.index_id,
+                    key=f"decisions rec-{refs[0]}..rec-{refs[-1]}",
+                    text=f"{len(refs)} messages, {len(shown)} chars (bare baseline)",
+                    refs=refs,
+                    revision=1,
+                    updated_at=utcnow(),
+                )
+            )
+        entries += 1
+        cursor, batches = refs[-1], batches + 1
+        if batches % batches_per_turn == 0:
+            await _cover(db, seeded.index_id, cursor)
+    await _cover(db, seeded.index_id, cursor)
+    wall = time.perf_counter() - started
+    problems = []
+    async with db.read() as s:
+        rows = (
+            await s.scalars(select(IndexEntry).where(IndexEntry.index_id == seeded.index_id))
+        ).all()
+    refs = sorted(r for e in rows for r in e.refs)
+    if cursor != seeded.last_seq or len(refs) != count or len(set(refs)) != count:
+        problems.append(f"bare baseline: coverage at rec-{cursor}, {len(refs)} refs")
+    return BareMaintenance(count, wall, entries, problems)
+
+
+async def _cover(db: Database, index_id: int, cursor: int) -> None:
+    async with db.write() as s:
+        await s.execute(
+            update(MemoryIndex)
+            .where(MemoryIndex.id == index_id)
+            .values(covered_cursor=cursor, updated_at=utcnow())
+        )
 
 
 def print_maintenance(r: MaintenanceResult, batches_per_turn: int) -> None:
@@ -377,9 +433,29 @@ def print_maintenance(r: MaintenanceResult, batches_per_turn: int) -> None:
         f"{r.input_tokens / r.records:,.0f} in per record"
     )
     print(f"  idle cycle (nothing new): {r.idle_ms:.1f} ms, {r.idle_model_calls} model calls")
+    b = r.bare
+    print(
+        f"baseline, plain statements (no agent, tools, turn or worker; a read and an entry "
+        f"write per batch of {BATCH_RECORDS}, coverage every {batches_per_turn} batches): "
+        f"{b.records:,} records in {b.wall:.2f} s: {b.rate:,.0f} records/s, {b.entries} entries"
+    )
+    print(f"ratio product / plain statements: {r.rate / b.rate:.2f}" if b.rate else "")
+    problems = r.problems + b.problems
     print(
         "check: coverage at the last record, every record in exactly one entry:",
-        "ok" if not r.problems else "FAILED: " + "; ".join(r.problems),
+        "ok" if not problems else "FAILED: " + "; ".join(problems),
+    )
+
+
+def summarize_maintenance(r: MaintenanceResult) -> None:
+    emit(
+        "memory",
+        "index maintenance, scripted model",
+        r.rate,
+        r.bare.rate,
+        unit="records/s",
+        better="higher",
+        baseline_what="plain SQL reads + entry writes",
     )
 
 
@@ -424,79 +500,6 @@ def make_documents(docs: int, scopes: int) -> list[SearchDocument]:
     return out
 
 
-class BareIndex:
-    """tantivy as it comes: default tokenizer on the text, the scope a raw term, one commit.
-    A second text field holds the product's jieba tokens (whitespace tokenizer) so the same
-    matching can be timed without the product's wrapping."""
-
-    def __init__(self, path: Path, docs: Sequence[SearchDocument]) -> None:
-        builder = tantivy.SchemaBuilder()
-        builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
-        builder.add_text_field("scope", tokenizer_name="raw", index_option="basic")
-        builder.add_text_field("text", stored=True)  # the default tokenizer
-        builder.add_text_field("jieba", tokenizer_name="whitespace", index_option="freq")
-        self.schema = builder.build()
-        path.mkdir(parents=True, exist_ok=True)
-        self.index = tantivy.Index(self.schema, path=str(path))
-        writer = self.index.writer(heap_size=200_000_000, num_threads=1)
-        for doc in docs:
-            writer.add_document(
-                tantivy.Document(
-                    id=doc.id,
-                    scope=doc.scope or "",
-                    text=f"{doc.title}\n{doc.text}",
-                    jieba=" ".join(tokenize(doc.title) + tokenize(doc.text)),
-                )
-            )
-        writer.commit()
-        writer.wait_merging_threads()
-        self.index.reload()
-
-    def default(self, query: str, scope: str) -> list[tuple[str, str]]:
-        return self._run(self._default_query(query, scope))
-
-    def jieba(self, query: str, scope: str) -> list[tuple[str, str]]:
-        return self._run(self._jieba_query(query, scope))
-
-    def matches(self, query: str, scope: str) -> tuple[int, int]:
-        """How many documents of the scope each bare query matches (untimed)."""
-        searcher = self.index.searcher()
-        return (
-            int(getattr(searcher.search(self._default_query(query, scope), 1), "count", 0)),
-            int(getattr(searcher.search(self._jieba_query(query, scope), 1), "count", 0)),
-        )
-
-    def _default_query(self, query: str, scope: str) -> tantivy.Query:
-        return self._in_scope(self.index.parse_query(query, ["text"]), scope)
-
-    def _jieba_query(self, query: str, scope: str) -> tantivy.Query:
-        Q = tantivy.Query
-        text = Q.boolean_query(
-            [(tantivy.Occur.Should, Q.term_query(self.schema, "jieba", t))
-             for t in tokenize_query(query)]
-        )  # fmt: skip
-        return self._in_scope(text, scope)
-
-    def _in_scope(self, text: tantivy.Query, scope: str) -> tantivy.Query:
-        return tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Must, text),
-                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "scope", scope)),
-            ]
-        )
-
-    def _run(self, query: tantivy.Query) -> list[tuple[str, str]]:
-        searcher = self.index.searcher()
-        out = []
-        for _score, address in searcher.search(query, 10).hits:
-            doc = searcher.doc(address)
-            out.append((str(doc.get_first("id")), str(doc.get_first("text"))))
-        return out
-
-    def segments(self) -> int:
-        return int(self.index.searcher().num_segments)
-
-
 async def bench_search(workdir: Path, docs: int, scopes: int, queries: int) -> SearchResult:
     documents = make_documents(docs, scopes)
     service = SearchService(EmbeddedSearchIndex(workdir / "product"))
@@ -523,10 +526,10 @@ async def bench_search(workdir: Path, docs: int, scopes: int, queries: int) -> S
         return [(hit.id, hit.excerpts[0] if hit.excerpts else "") for hit in hits]
 
     async def bare_default(query: str, scope: str) -> list[tuple[str, str]]:
-        return bare.default(query, scope)
+        return bare.default(query, {"scope": [scope]})
 
     async def bare_jieba(query: str, scope: str) -> list[tuple[str, str]]:
-        return bare.jieba(query, scope)
+        return bare.jieba(query, {"scope": [scope]})
 
     paths: list[tuple[str, Callable[[str, str], Awaitable[list[tuple[str, str]]]]]] = [
         ("product: SearchService(EmbeddedSearchIndex)", product),
@@ -543,7 +546,7 @@ async def bench_search(workdir: Path, docs: int, scopes: int, queries: int) -> S
                 out.seconds.append(elapsed)
                 out.hits.append(len(found))
     await service.close()
-    matched = [bare.matches(query, scope) for query, scope in plan]
+    matched = [bare.matches(query, {"scope": [scope]}) for query, scope in plan]
     if sum(timings[0].hits) == 0:
         problems.append("the product path found nothing for any query")
     return SearchResult(
@@ -605,26 +608,49 @@ def print_search(r: SearchResult) -> None:
     )
 
 
+def summarize_search(r: SearchResult) -> None:
+    product, bare, same_tokens = r.paths
+    for what, baseline, baseline_what in (
+        ("p50", bare, "bare tantivy query, default tokenizer"),
+        ("p50 (same tokens)", same_tokens, "bare tantivy query, jieba tokens"),
+    ):
+        emit(
+            "memory",
+            f"search {what}, {r.docs // 1000}k docs, 1 scope",
+            product.p50_ms,
+            baseline.p50_ms,
+            unit="ms",
+            better="lower",
+            baseline_what=baseline_what,
+        )
+
+
 # ---- main ------------------------------------------------------------------------------------
 
 
 async def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     ok = True
+    summaries: list[Callable[[], None]] = []
     with tempfile.TemporaryDirectory(prefix="maka-memory-bench-") as tmp:
         workdir = Path(tmp)
         if args.part in ("all", "maintenance"):
             print(f"  index maintenance over {args.records:,} records...", file=sys.stderr)
             m = await bench_maintenance(workdir / "maintenance", args.records, args.batches)
             print_maintenance(m, args.batches)
-            ok &= not m.problems
+            summaries.append(lambda: summarize_maintenance(m))
+            ok &= not m.problems and not m.bare.problems
         if args.part in ("all", "search"):
             configure_tokenizer(workdir / "jieba")
             warm_up()
             print(f"  search over {args.docs:,} documents...", file=sys.stderr)
             s = await bench_search(workdir / "search", args.docs, args.scopes, args.queries)
             print_search(s)
+            summaries.append(lambda: summarize_search(s))
             ok &= not s.problems
+    print()
+    for summarize in summaries:
+        summarize()
     return 0 if ok else 1
 
 
