@@ -247,16 +247,19 @@ class SessionCompletion(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class WorkhubAction(Base):
-    """The durable claim of one routing write: a retried write converges on its outcome, a
-    different write under the same id is refused."""
+class Operation(Base):
+    """The durable claim of one idempotent write, by its id: a Matter's settle at a revision
+    (kind `settle`, subject the Matter) or a WorkHub routing write (`delegate`, `create`,
+    subject the task Session). A retried write converges on the stored outcome; a different
+    write under the same id (another fingerprint) is refused."""
 
-    __tablename__ = "workhub_actions"
+    __tablename__ = "operations"
+    __table_args__ = (Index("ix_operations_kind_subject", "kind", "subject_id", "created_at"),)
 
-    action_id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    fingerprint: Mapped[str] = mapped_column(String(64))
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
     kind: Mapped[str] = mapped_column(String(32))
-    target_session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))
+    subject_id: Mapped[int | None] = mapped_column(BigId)
+    fingerprint: Mapped[str] = mapped_column(String(64))
     outcome: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -293,18 +296,6 @@ class Matter(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     lease_owner: Mapped[str | None] = mapped_column(String(128))
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-
-
-class MatterSettle(Base):
-    """One settle operation (a Matter at one revision): a retry converges on its outcome."""
-
-    __tablename__ = "matter_settles"
-
-    operation_id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    matter_id: Mapped[int] = mapped_column(ForeignKey("matters.id"))
-    fingerprint: Mapped[str] = mapped_column(String(64))
-    outcome: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class Source(Base):

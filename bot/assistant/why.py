@@ -13,7 +13,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from storage.models import Finding, InboxItem, Matter, MatterSettle
+from storage.models import Finding, InboxItem, Matter
+from storage.repos import operations
 
 USAGE = "/why ID (the number after 'why:' in a message the assistant sent on its own)"
 
@@ -62,12 +63,7 @@ async def explain(s: AsyncSession, item: InboxItem, tz: tzinfo) -> str:
     if item.kind == "task_update":
         matter = await s.get(Matter, int(payload.get("matter_id", 0)))
         if matter is not None:
-            settle = await s.scalar(
-                select(MatterSettle)
-                .where(MatterSettle.matter_id == matter.id)
-                .order_by(MatterSettle.created_at.desc())
-                .limit(1)
-            )
+            settle = await operations.latest(s, operations.SETTLE, matter.id)
             settled = ""
             if settle is not None:
                 outcome = settle.outcome or {}

@@ -15,7 +15,7 @@ from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check, 
 from bot.workhub.summaries import TOPIC as SUMMARY_TOPIC
 from storage.db import Database
 from storage.models import Matter, Session, Timer
-from storage.repos import inbox, matters, timers, workhub
+from storage.repos import inbox, matters, operations, timers, workhub
 from storage.repos.matters import ACTIVE, CANCELLED, COMPLETED, PAUSED, WAITING
 from storage.types import utcnow
 
@@ -45,7 +45,7 @@ class MatterService:
         """The outcome of this settle if it was applied before; SettleRefused if a different
         settle was made at the same revision."""
         async with self.db.read() as s:
-            op = await matters.get_operation(s, operation_id(matter_id, request.expected_revision))
+            op = await operations.get(s, operation_id(matter_id, request.expected_revision))
         if op is None:
             return None
         if op.fingerprint != request.fingerprint():
@@ -66,7 +66,7 @@ class MatterService:
         now = utcnow()
         notify_inbox = notify_summary = False
         async with self.db.write() as s:
-            earlier = await matters.get_operation(s, op)
+            earlier = await operations.get(s, op)
             if earlier is not None:
                 if earlier.fingerprint != request.fingerprint():
                     raise SettleRefused("a different settle was already made at this revision")
@@ -85,12 +85,18 @@ class MatterService:
             self._apply(matter, request, now)
             await self._schedule_wake(s, matter)
             outcome = SettleOutcome(matter.status, matter.revision)
-            await matters.claim_operation(
+            await operations.claim(
                 s,
                 operation_id=op,
-                matter_id=matter.id,
+                kind=operations.SETTLE,
+                subject_id=matter.id,
                 fingerprint=request.fingerprint(),
-                outcome={"status": outcome.status, "revision": outcome.revision},
+                outcome={
+                    "status": outcome.status,
+                    "revision": outcome.revision,
+                    "disposition": request.disposition.value,
+                    "summary": request.summary[:500],
+                },
                 now=now,
             )
             header = await s.get(Session, matter.session_id)

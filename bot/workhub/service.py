@@ -31,7 +31,7 @@ from bot.workhub.router import Decision, agrees, asks_for_new
 from bot.workhub.summaries import shares_little
 from storage.db import Database
 from storage.models import Session
-from storage.repos import inbox, sessions, workhub
+from storage.repos import inbox, operations, sessions, workhub
 from storage.types import utcnow
 
 SESSION_INBOX_TOPIC = "session_inbox"
@@ -236,11 +236,11 @@ class WorkHub:
 
     async def _earlier(self, action_id: str) -> Any:
         async with self.db.read() as s:
-            return await workhub.get_action(s, action_id)
+            return await operations.get(s, action_id)
 
     def _converge(self, earlier: Any, kind: str, payload: dict[str, Any]) -> GateResult:
         if earlier.kind == kind and earlier.fingerprint == fingerprint(kind, payload):
-            return GateResult(True, session_id=earlier.target_session_id, converged=True)
+            return GateResult(True, session_id=earlier.subject_id, converged=True)
         return GateResult(
             False, Refusal.CONFLICT, detail="this action id was used for a different write"
         )
@@ -272,12 +272,12 @@ class WorkHub:
                 s.add(row)
                 await s.flush()
                 target = row.id
-            earlier = await workhub.claim_action(
+            earlier = await operations.claim(
                 s,
-                action_id=action_id,
-                fingerprint=print_,
+                operation_id=action_id,
                 kind=kind,
-                target_session_id=target,
+                subject_id=target,
+                fingerprint=print_,
                 outcome={"session_id": target},
                 now=now,
             )

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import ColumnElement, and_, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import claim_rows, exists_claimable
-from storage.models import InboxItem, Matter, MatterSettle
+from storage.models import InboxItem, Matter
 from storage.repos._upsert import insert_for
 
 ACTIVE, WAITING, PAUSED, COMPLETED, CANCELLED = (
@@ -116,37 +115,6 @@ async def unread_items(session: AsyncSession, session_id: int) -> list[InboxItem
         .order_by(InboxItem.id)
     )
     return list((await session.scalars(stmt)).all())
-
-
-async def claim_operation(
-    session: AsyncSession,
-    *,
-    operation_id: str,
-    matter_id: int,
-    fingerprint: str,
-    outcome: dict[str, Any],
-    now: datetime,
-) -> MatterSettle | None:
-    """Record a settle operation; None if new, else the one stored earlier under this id."""
-    stmt = (
-        insert_for(session, MatterSettle)
-        .values(
-            operation_id=operation_id,
-            matter_id=matter_id,
-            fingerprint=fingerprint,
-            outcome=outcome,
-            created_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["operation_id"])
-        .returning(MatterSettle.operation_id)
-    )
-    if (await session.execute(stmt)).scalar_one_or_none() is not None:
-        return None
-    return await session.get(MatterSettle, operation_id)
-
-
-async def get_operation(session: AsyncSession, operation_id: str) -> MatterSettle | None:
-    return await session.get(MatterSettle, operation_id)
 
 
 async def listing(

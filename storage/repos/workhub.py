@@ -1,53 +1,20 @@
-"""WorkHub's tables: routing actions, completion notifications, Session summaries."""
+"""WorkHub's tables: completion notifications, Session summaries (routing writes are
+`storage.repos.operations`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import claim_rows, exists_claimable
-from storage.models import Session, SessionCompletion, SessionSummary, WorkhubAction
+from storage.models import Session, SessionCompletion, SessionSummary
 from storage.repos._upsert import insert_for
 
 SIDE_CONVERSATION = "mode:side_conversation"
-
-
-async def claim_action(
-    session: AsyncSession,
-    *,
-    action_id: str,
-    fingerprint: str,
-    kind: str,
-    target_session_id: int | None,
-    outcome: dict[str, Any],
-    now: datetime,
-) -> WorkhubAction | None:
-    """Record the action; None if it is new, else the action stored earlier under this id."""
-    stmt = (
-        insert_for(session, WorkhubAction)
-        .values(
-            action_id=action_id,
-            fingerprint=fingerprint,
-            kind=kind,
-            target_session_id=target_session_id,
-            outcome=outcome,
-            created_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["action_id"])
-        .returning(WorkhubAction.action_id)
-    )
-    if (await session.execute(stmt)).scalar_one_or_none() is not None:
-        return None
-    return await session.get(WorkhubAction, action_id)
-
-
-async def get_action(session: AsyncSession, action_id: str) -> WorkhubAction | None:
-    return await session.get(WorkhubAction, action_id)
 
 
 async def sessions_by_activity(

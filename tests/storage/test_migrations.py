@@ -5,13 +5,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import bindparam, inspect, select, text
 
 from storage.db import create_database
-from storage.migrate import current_revision, head_revision, migrate
-from storage.models import Base
+from storage.migrate import alembic_config, current_revision, head_revision, migrate
+from storage.models import Base, Matter, Operation, Session
+from storage.types import JSONType, utcnow
 from storage.urls import normalize_database_url
 from tests import databases
 
@@ -62,5 +64,58 @@ async def test_migrating_twice_is_harmless(empty_database_url: str) -> None:
         await migrate(db)
         await migrate(db)
         assert await current_revision(db) == head_revision()
+    finally:
+        await db.dispose()
+
+
+async def test_the_operations_migration_keeps_every_settle_and_routing_write(
+    empty_database_url: str,
+) -> None:
+    """0011 moves matter_settles and workhub_actions into one operations table (and back on
+    downgrade); a retried settle or routing write still converges on what was stored."""
+    db = create_database(empty_database_url)
+    now = utcnow()
+    try:
+        await migrate(db, "0010")
+        async with db.write() as s:
+            task = Session(name="nightly report", state="active", labels=[], is_archived=False)
+            s.add(task)
+            await s.flush()
+            matter = Matter(session_id=task.id, objective="check it")
+            s.add(matter)
+            await s.flush()
+            await s.execute(
+                text(
+                    "INSERT INTO matter_settles VALUES (:id, :matter, 'fp-s', :outcome, :at)"
+                ).bindparams(bindparam("outcome", type_=JSONType)),
+                {"id": f"matter:{matter.id}:rev:0", "matter": matter.id, "at": now,
+                 "outcome": {"status": "waiting", "revision": 1}},
+            )  # fmt: skip
+            await s.execute(
+                text(
+                    "INSERT INTO workhub_actions VALUES ('c1-i1:delegate:1', 'fp-d', 'delegate',"
+                    " :task, :outcome, :at)"
+                ).bindparams(bindparam("outcome", type_=JSONType)),
+                {"task": task.id, "outcome": {"session_id": task.id}, "at": now},
+            )
+            ids = (task.id, matter.id)
+        await migrate(db)
+        async with db.read() as s:
+            rows = {
+                row.id: (row.kind, row.subject_id, row.fingerprint, row.outcome)
+                for row in (await s.scalars(select(Operation))).all()
+            }
+        waiting = {"status": "waiting", "revision": 1}
+        assert rows == {
+            f"matter:{ids[1]}:rev:0": ("settle", ids[1], "fp-s", waiting),
+            "c1-i1:delegate:1": ("delegate", ids[0], "fp-d", {"session_id": ids[0]}),
+        }
+        async with db.engine.begin() as conn:
+            await conn.run_sync(lambda c: command.downgrade(alembic_config(c), "0010"))
+        async with db.read() as s:
+            settles = (await s.execute(text("SELECT operation_id FROM matter_settles"))).all()
+            actions = (await s.execute(text("SELECT target_session_id FROM workhub_actions"))).all()
+        assert [r[0] for r in settles] == [f"matter:{ids[1]}:rev:0"]
+        assert [r[0] for r in actions] == [ids[0]]
     finally:
         await db.dispose()
