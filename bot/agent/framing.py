@@ -23,8 +23,3 @@ def quote_data(source: str, text: str) -> str:
     safe_source = source.replace('"', "'")
     return f'<data source="{safe_source}">\n{safe}\n</data>'
 
-
-def estimate_tokens(text: str) -> int:
-    """A cheap, model-independent size: CJK characters count one each, other text ~4 chars."""
-    cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
-    return cjk + (len(text) - cjk + 3) // 4

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.agent.framing import estimate_tokens
+from bot.llm.tokens import estimate_tokens
 from storage.models import SessionEvent
 from storage.repos import sessions
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot.agent.framing import estimate_tokens
 from bot.agent.loop import AgentLoop, Stop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history
@@ -24,6 +23,7 @@ from bot.assistant.turn_context import (
     enqueue_reply,
 )
 from bot.assistant.visibility import visibility_of
+from bot.llm.tokens import estimate_tokens
 from bot.llm.types import Message, ModelError
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services

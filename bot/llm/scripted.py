@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
+from bot.llm.tokens import estimate_tokens
 from bot.llm.types import Completion, Message, ToolCall, ToolSpec, Usage
 
 Responder: TypeAlias = Callable[
@@ -44,16 +45,11 @@ class PlannedReply:
 Step: TypeAlias = Completion | PlannedReply | BaseException | type[BaseException] | Responder
 
 
-def estimate_tokens(chars: int) -> int:
-    """~4 characters a token, rounded up; 0 for no text."""
-    return (chars + 3) // 4
-
-
-def _message_chars(message: Message) -> int:
-    chars = len(message.content or "")
+def _message_texts(message: Message) -> list[str]:
+    texts = [message.content or ""]
     for call in message.tool_calls:
-        chars += len(call.name) + len(call.arguments_json())
-    return chars
+        texts += [call.name, call.arguments_json()]
+    return texts
 
 
 def estimate_usage(
@@ -62,13 +58,13 @@ def estimate_usage(
     text: str | None,
     calls: Sequence[ToolCall],
 ) -> Usage:
-    input_chars = sum(_message_chars(m) for m in messages)
-    input_chars += sum(
-        len(t.name) + len(t.description) + len(json.dumps(t.parameters, ensure_ascii=False))
-        for t in tools
-    )
-    output_chars = len(text or "") + sum(len(c.name) + len(c.arguments_json()) for c in calls)
-    return Usage(estimate_tokens(input_chars), estimate_tokens(output_chars))
+    inputs = [piece for m in messages for piece in _message_texts(m)]
+    for t in tools:
+        inputs += [t.name, t.description, json.dumps(t.parameters, ensure_ascii=False)]
+    outputs = [text or ""]
+    for c in calls:
+        outputs += [c.name, c.arguments_json()]
+    return Usage(estimate_tokens(*inputs), estimate_tokens(*outputs))
 
 
 class ScriptedProvider:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from sqlalchemy import func, select, update
 
-from bot.agent.framing import estimate_tokens
 from bot.assistant.component import Assistant
 from bot.assistant.history import OMITTED
 from bot.assistant.turn import MODEL_FAILED_REPLY
 from bot.llm.scripted import ScriptedProvider, Step
+from bot.llm.tokens import estimate_tokens
 from bot.llm.types import Message, ModelUnavailable, ToolSpec
 from storage.models import InboxItem, Lease, OutboxMessage, SessionEvent
 from storage.types import utcnow
