@@ -11,6 +11,7 @@ import aiohttp
 from bot.config import SearchBackend, Settings, reveal
 from bot.llm.factory import NO_API_KEY
 from bot.llm.openai_compat import OpenAICompatibleProvider
+from bot.memory.search import SearchService, open_index
 from storage.db import DatabaseNotReady, create_database, describe_error
 from storage.migrate import current_revision, head_revision
 from storage.urls import masked_database_url
@@ -58,18 +59,20 @@ async def check_database(settings: Settings) -> Check:
 
 async def check_search(settings: Settings) -> Check:
     if settings.search_backend is SearchBackend.MEILISEARCH:
-        key = reveal(settings.meili_key)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        where = f"meilisearch at {settings.meili_url}"
+        search = SearchService(open_index(settings))  # the service's own check, key included
         try:
-            async with (
-                aiohttp.ClientSession() as http,
-                http.get(f"{settings.meili_url}/health", headers=headers) as resp,
-            ):
-                body = await resp.json(content_type=None)
-        except Exception as exc:
-            return Check("search", False, f"meilisearch at {settings.meili_url}: {_brief(exc)}")
-        ok = resp.status == 200 and body.get("status") == "available"
-        return Check("search", ok, f"meilisearch at {settings.meili_url}: {body}")
+            async with asyncio.timeout(CHECK_TIMEOUT):
+                problem = await search.health()
+        except TimeoutError:
+            problem = f"no answer within {CHECK_TIMEOUT:.0f}s"
+        finally:
+            await search.close()
+        if problem is not None:
+            return Check("search", False, f"{where}: {problem.splitlines()[0][:300]}")
+        return Check("search", True, f"{where}: available, index ready")
+    # The embedded index belongs to the running service (one writer per directory): only
+    # check that it could be opened here.
     path = settings.data_dir / "search"
     try:
         path.mkdir(parents=True, exist_ok=True)

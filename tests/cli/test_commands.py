@@ -125,3 +125,22 @@ async def test_doctor_checks_the_model_endpoint(tmp_path: Path) -> None:
         code, out, _ = await _run(["doctor"], bad_key)
     assert code == 1
     assert next(line for line in out.splitlines() if "model:" in line).startswith("FAIL")
+
+
+async def test_doctor_checks_meilisearch_with_the_search_services_own_health(
+    tmp_path: Path,
+) -> None:
+    from tests.fakes.meilisearch import FakeMeilisearch
+
+    with FakeMeilisearch(master_key="the-key") as meili:
+        env = _env(tmp_path, MAKA_SEARCH_BACKEND="meilisearch", MAKA_MEILI_URL=meili.url,
+                   MAKA_MEILI_KEY="the-key")  # fmt: skip
+        code, out, _ = await _run(["doctor"], env)
+        search = next(line for line in out.splitlines() if "search:" in line)
+        assert code == 0 and search.startswith("ok"), out
+        code, out, _ = await _run(["doctor"], {**env, "MAKA_MEILI_KEY": "wrong"})
+        search = next(line for line in out.splitlines() if "search:" in line)
+        assert code == 1 and search.startswith("FAIL"), out  # /health alone would pass
+    code, out, _ = await _run(["doctor"], env)  # the server is gone
+    search = next(line for line in out.splitlines() if "search:" in line)
+    assert code == 1 and search.startswith("FAIL") and meili.url in search, out
