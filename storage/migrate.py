@@ -43,6 +43,16 @@ class SchemaOutOfDate(DatabaseNotReady):
     pass
 
 
+async def require_current_schema(db: Database) -> None:
+    """For commands that only read: they never migrate, so the schema must be current."""
+    current, head = await current_revision(db), head_revision()
+    if current != head:
+        fix = "`maka serve` migrates it" if db.is_sqlite else "run `maka migrate`"
+        raise SchemaOutOfDate(
+            f"database schema is at {current or 'empty'}, this version needs {head}: {fix}"
+        )
+
+
 async def prepare_schema(db: Database) -> None:
     """SQLite (one process) migrates itself; PostgreSQL is migrated by `maka migrate` (the
     Helm hook), so replicas never race each other through a migration."""

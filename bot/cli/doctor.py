@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 import aiohttp
 
+from bot.cli.database import sqlite_file_must_exist
 from bot.config import SearchBackend, Settings, reveal
 from bot.llm.factory import NO_API_KEY
 from bot.llm.openai_compat import OpenAICompatibleProvider
@@ -32,6 +33,10 @@ class Check:
 async def check_database(settings: Settings) -> Check:
     url = settings.resolved_database_url
     where = masked_database_url(url)
+    try:
+        sqlite_file_must_exist(url)  # a check creates nothing
+    except DatabaseNotReady as exc:
+        return Check("database", True, str(exc))
     db = create_database(url)
     try:
         await db.reach()

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from bot.cli.database import open_database
 from bot.config import Settings
 from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer
 from bot.sources.index import SourceIndexer
 from bot.workhub.summaries import rebuild_digests
-from storage.db import Database, create_database
+from storage.db import Database
 from storage.search import SearchError, SearchFilters
 from storage.search.tokenizer import configure_tokenizer, tokenize
 
@@ -76,12 +77,7 @@ async def rebuild(db: Database, search: SearchService, *, tool_output: bool) -> 
 
 
 async def run_rebuild(settings: Settings) -> int:
-    db = create_database(settings.resolved_database_url)
-    try:
-        await db.reach()
-    except BaseException:
-        await db.dispose()
-        raise
+    db = await open_database(settings, read_only=True)  # it rewrites the index, not the database
     search = SearchService(open_index(settings))
     try:
         done = await rebuild(db, search, tool_output=settings.index_tool_output)

@@ -4,14 +4,12 @@
 observes, then syncs every unit (a Feishu chat, a mailbox), taking each one's lease like the
 service's worker does, so it never syncs a source at the same time as a running service; a
 source the service is syncing right now is skipped and reported. Both exit 1 when a source
-shows an error. Run standalone with `python -m bot.sources.cli sync ...` until `maka` has the
-subcommand.
+shows an error. `maka sync status` only reads: it never creates or migrates the database.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -19,12 +17,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TextIO
 
-from bot.config import ConfigError, Settings, load_settings
+from bot.cli.database import open_database
+from bot.config import Settings
 from bot.sources.adapters import HOW_TO_CONFIGURE, KINDS, build_adapters
 from bot.sources.status import format_table, load_status
 from sources.runner import RunResult, SyncRunner, parse_since
-from storage.db import Database, DatabaseNotReady, create_database
-from storage.migrate import prepare_schema
+from storage.db import DatabaseNotReady
 
 
 def add_sync_parser(sub: Any) -> None:
@@ -53,23 +51,12 @@ async def run_sync(settings: Settings, args: argparse.Namespace) -> int:
     return await run_sync_now(settings, args.what, since=args.since, chats=args.chats)
 
 
-async def _open(settings: Settings) -> Database:
-    db = create_database(settings.resolved_database_url)
-    try:
-        await db.reach()
-        await prepare_schema(db)
-    except BaseException:
-        await db.dispose()
-        raise
-    return db
-
-
 async def run_sync_status(
     settings: Settings, *, as_json: bool = False, out: TextIO | None = None
 ) -> int:
     out = out or sys.stdout
     try:
-        db = await _open(settings)
+        db = await open_database(settings, read_only=True)
     except DatabaseNotReady as exc:  # one line, the URL's password masked
         print(exc, file=sys.stderr)
         return 1
@@ -99,7 +86,7 @@ async def run_sync_now(
 
     out = out or sys.stdout
     try:
-        db = await _open(settings)
+        db = await open_database(settings, read_only=False)
     except DatabaseNotReady as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -248,29 +235,3 @@ class ProgressBar:
             self._draw(force=True)
             self.stream.write("\n")
             self.stream.flush()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m bot.sources.cli sync ...`: the same as `maka sync ...`."""
-    import logging
-    import os
-
-    parser = argparse.ArgumentParser(prog="maka")
-    add_sync_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("MAKA_LOG_LEVEL", "WARNING").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        for line in exc.lines:
-            print(line, file=sys.stderr)
-        return 2
-    return asyncio.run(run_sync(settings, args))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import aiohttp
 
+from storage.db import create_database
+from storage.migrate import current_revision, head_revision, migrate
+
 MAKA = [sys.executable, "-m", "bot.cli.main"]
 
 
@@ -144,3 +147,35 @@ async def test_doctor_checks_meilisearch_with_the_search_services_own_health(
     code, out, _ = await _run(["doctor"], env)  # the server is gone
     search = next(line for line in out.splitlines() if "search:" in line)
     assert code == 1 and search.startswith("FAIL") and meili.url in search, out
+
+
+async def test_read_commands_create_and_migrate_nothing(tmp_path: Path) -> None:
+    """`maka sync status`, `maka index list|show` and `maka doctor` only read: on a fresh data
+    dir they say there is no database yet and leave none behind; on an old schema they say
+    what to run and leave it as it was."""
+    env = _env(tmp_path)
+    database = tmp_path / "data" / "maka.db"
+    for args in (["sync", "status"], ["index", "list"], ["index", "show", "people"]):
+        code, out, err = await _run(args, env)
+        assert code == 1, (args, out, err)
+        assert err.strip() == f"no database at {database} yet: `maka serve` creates it", args
+    code, out, _ = await _run(["doctor"], env)
+    assert code == 0 and f"database: no database at {database} yet" in out, out
+    assert not database.exists()
+
+    db = create_database(f"sqlite+aiosqlite:///{database}")
+    try:
+        await migrate(db, "0010")
+    finally:
+        await db.dispose()
+    for args in (["sync", "status"], ["index", "list"]):
+        code, _, err = await _run(args, env)
+        assert code == 1 and err.strip() == (
+            f"database schema is at 0010, this version needs {head_revision()}: "
+            "`maka serve` migrates it"
+        ), (args, err)
+    db = create_database(f"sqlite+aiosqlite:///{database}")
+    try:
+        assert await current_revision(db) == "0010"
+    finally:
+        await db.dispose()

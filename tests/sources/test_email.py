@@ -201,7 +201,7 @@ async def _maka(env: dict[str, str], *args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bot.sources.cli",
+        "bot.cli.main",  # `maka`
         *args,
         env=env,
         stdout=asyncio.subprocess.PIPE,
