@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import Conversation, Session
+from storage.models import Conversation, Session, SourceRecord
 from storage.types import utcnow
 
 OWNER = "ou_owner"
@@ -54,3 +54,12 @@ async def task_session(
     s.add(row)
     await s.flush()
     return row
+
+
+async def record_of(s: AsyncSession, source: str, external_id: str) -> SourceRecord | None:
+    """A synced original by where it came from (the product looks records up by seq)."""
+    return await s.scalar(
+        select(SourceRecord).where(
+            SourceRecord.source == source, SourceRecord.external_id == external_id
+        )
+    )

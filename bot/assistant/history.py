@@ -26,7 +26,6 @@ OMITTED = "(older lines omitted)"
 
 @dataclass(frozen=True)
 class PastTurn:
-    first_seq: int
     last_seq: int
     at: datetime
     user: str
@@ -89,7 +88,7 @@ def _pair(events: list[SessionEvent]) -> list[PastTurn]:
             pending = event
         elif event.kind == "assistant" and pending is not None:
             turns.append(
-                PastTurn(pending.seq, event.seq, pending.created_at, pending.text, event.text)
+                PastTurn(event.seq, pending.created_at, pending.text, event.text)
             )
             pending = None
     return turns

@@ -8,9 +8,8 @@ a crash before that leaves the batch undelivered, so it is handled again after r
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
-from bot.agent.loop import AgentLoop, Stop
+from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal, may_use_assistant, role_of
@@ -40,13 +39,6 @@ NO_MODEL_REPLY = (
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
 
 
-@dataclass
-class TurnOutcome:
-    handled: int
-    model_steps: int = 0
-    stop: Stop | None = None
-
-
 class BotTurn:
     def __init__(
         self, services: Services, commands: CommandRegistry, tools: ToolRegistry[TurnContext]
@@ -55,7 +47,7 @@ class BotTurn:
         self.commands = commands
         self.tools = tools
 
-    async def run(self, conversation_id: int) -> TurnOutcome:
+    async def run(self, conversation_id: int) -> None:
         services = self.services
         async with services.db.write() as session:
             conv = await conversations.get(session, conversation_id)
@@ -74,21 +66,19 @@ class BotTurn:
                         str(item.payload.get("sender_id")),
                     )
         if not batch:
-            return TurnOutcome(0)
+            return
         view = ConversationView(
             conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
         )
         ctx = TurnContext(services, view, batch, turn_key=f"c{conv.id}-i{batch[0].id}")
 
         direct = {item.id for item in batch if await self._answered_directly(ctx, item)}
-        outcome = TurnOutcome(len(batch))
         for_model = [item for item in batch if item.id not in direct]
         if for_model:
-            await self._think(ctx, coordination.id, for_model, outcome)
+            await self._think(ctx, coordination.id, for_model)
         logged, told = await self._commit(ctx, coordination.id, direct)
         if logged or told:  # the search follower indexes the turn
             await services.notifier.notify(SESSION_INDEX_TOPIC)
-        return outcome
 
     async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:
         """Slash commands and refusals, answered without a model."""
@@ -124,7 +114,7 @@ class BotTurn:
         return True
 
     async def _think(
-        self, ctx: TurnContext, session_id: int, items: list[BatchItem], outcome: TurnOutcome
+        self, ctx: TurnContext, session_id: int, items: list[BatchItem]
     ) -> None:
         model = self.services.model
         if model is None:  # notices are relayed as they are; messages get the how-to once
@@ -147,14 +137,10 @@ class BotTurn:
         ctx.pending_summary = context.new_summary
         loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
         try:
-            result = await loop.run(
-                ctx, prompt, ended=lambda c: c.ended, shown=TurnContext.mark_shown
-            )
+            await loop.run(ctx, prompt, ended=lambda c: c.ended, shown=TurnContext.mark_shown)
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
             await ctx.send(MODEL_FAILED_REPLY)
-            return
-        outcome.model_steps, outcome.stop = result.steps, result.stop
 
     def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> int:
         fixed = estimate_tokens(system_prompt(self.services.settings, ctx.conversation, ""))

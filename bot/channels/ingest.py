@@ -62,7 +62,6 @@ class Outcome(StrEnum):
 class IngestResult:
     outcome: Outcome
     conversation_id: int | None = None
-    inbox_item_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -209,17 +208,7 @@ class Ingest:
             await source_records.add_records(session, new_records, batch[0].now)
             await self.notifier.publish(session, source_records.RECORDS_TOPIC)
         if to_inbox:
-            item_ids = await inbox.append_many(session, to_inbox)
-            results = [
-                IngestResult(
-                    r.outcome,
-                    r.conversation_id,
-                    item_ids.get(f"{p.msg.platform}:{p.msg.message_id}"),
-                )
-                if r.outcome is Outcome.ANSWERED
-                else r
-                for p, r in zip(batch, results, strict=True)
-            ]
+            await inbox.append_many(session, to_inbox)
             await self.notifier.publish(session, INBOX_TOPIC)
         return results
 

@@ -5,7 +5,7 @@ quiet hours lives in `bot.config`, which must not import this package.)"""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(s|m|min|h|d)?\s*$", re.IGNORECASE)
 _UNIT = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400}
@@ -24,15 +24,6 @@ def is_quiet(quiet: tuple[int, int] | None, now: datetime, tz: tzinfo) -> bool:
         return False
     hour, (start, end) = now.astimezone(tz).hour, quiet
     return start <= hour < end if start < end else hour >= start or hour < end
-
-
-def quiet_ends(quiet: tuple[int, int], now: datetime, tz: tzinfo) -> datetime:
-    """The first moment after `now` outside the quiet hours."""
-    local = now.astimezone(tz)
-    end = local.replace(hour=quiet[1], minute=0, second=0, microsecond=0)
-    if end <= local:
-        end += timedelta(days=1)
-    return end
 
 
 def start_of_day(now: datetime, tz: tzinfo) -> datetime:

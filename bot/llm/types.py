@@ -94,10 +94,6 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
 
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
 
 @dataclass(frozen=True, slots=True)
 class Completion:

@@ -37,7 +37,6 @@ class MatterTurnContext:
     halted: str | None = None  # why the turn must stop and the Matter pause (visible error)
     reported_result: bool = False
     messages: int = 0
-    rejections: int = 0
 
     async def load(self) -> Matter:
         async with self.services.db.read() as s:
@@ -186,7 +185,6 @@ async def _reviewed(
             "(events_read) and settle again"
         )
     if not verdict.approved:
-        ctx.rejections += 1
         raise ToolError(f"rejected by the reviewer: {verdict.feedback}")
 
 

@@ -24,7 +24,7 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.memory.follower import CHECKPOINT_KIND, GAP_TIMEOUT, Follower
+from bot.memory.follower import GAP_TIMEOUT, Follower
 from bot.memory.search import SearchService
 from sources.feishu_records import KIND as FEISHU
 from storage.db import Database
@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 BATCH = 500
 TOPIC = repo.RECORDS_TOPIC
 INDEX_SOURCE = "index:search"  # the follower's source row: its checkpoint and errors
-INDEX_KIND = CHECKPOINT_KIND
 INDEX_LEASE = "sources.index"  # one follower at a time across replicas
 GATHER_SECONDS = 0.2  # a burst of records becomes one index write
 BACKLOG = 5000  # past this many queued records, the sync waits for the index to catch up

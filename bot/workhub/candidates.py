@@ -75,9 +75,6 @@ class CandidateSet:
     def by_ref(self, ref: str) -> Candidate | None:
         return next((c for c in self.candidates if c.ref == ref), None)
 
-    def by_session(self, session_id: str) -> Candidate | None:
-        return next((c for c in self.candidates if c.meta.id == session_id), None)
-
     @property
     def ids(self) -> list[str]:
         return [c.meta.id for c in self.candidates]

@@ -128,14 +128,6 @@ async def max_seq(session: AsyncSession) -> int:
     return int(await session.scalar(select(func.max(SourceRecord.id))) or 0)
 
 
-async def get_record(session: AsyncSession, source: str, external_id: str) -> SourceRecord | None:
-    return await session.scalar(
-        select(SourceRecord).where(
-            SourceRecord.source == source, SourceRecord.external_id == external_id
-        )
-    )
-
-
 async def count_records(session: AsyncSession, source: str | None = None) -> int:
     stmt = select(func.count(SourceRecord.id))
     if source is not None:

@@ -35,6 +35,7 @@ from storage.repos import sources as source_repo
 from storage.repos.sources import NewRecord
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow
+from tests.seed import record_of
 
 OWNER = "ou_owner"
 TEAM_SCOPES = frozenset({"group:oc_team"})
@@ -278,7 +279,7 @@ async def test_entries_lead_back_to_their_originals_within_what_the_reader_sees(
     await add_records(db, 1, scope="dm:ou_owner", start=100)  # the owner's DM: not the team's
     await w.create()
     async with db.read() as s:
-        owner_dm = await source_repo.get_record(s, "feishu:ou_owner", "om_100")
+        owner_dm = await record_of(s, "feishu:ou_owner", "om_100")
     assert owner_dm is not None
 
     def write_with_a_foreign_ref(messages: list[Message], _tools: object = None) -> PlannedReply:

@@ -80,6 +80,7 @@ from tests.assistant.support import all_delivered, last_user_text, say
 from tests.fakes import FeishuEventSender, FeishuFake, Mention
 from tests.feishu_world import ENCRYPT_KEY, OWNER, VERIFICATION_TOKEN, FeishuWorld
 from tests.matters.routed_model import APPROVE, RoutedModel, resolve_step, role_of, send
+from tests.seed import record_of
 from tests.waiting import wait_until
 
 MARKERS = ("OWNERDMMARKER", "OWNERMAILMARKER", "OWNERTASKMARKER", "机密预算")
@@ -397,7 +398,7 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
         )  # fmt: skip
         assert index is not None
         index.paused = True
-        mail = await source_repo.get_record(s, "email:INBOX", "budget-1")
+        mail = await record_of(s, "email:INBOX", "budget-1")
         assert mail is not None
         written = await index_repo.write_entry(
             s, index.id, key="budget", text=MAIL_TEXT, refs=[mail.id], expected_revision=0,
