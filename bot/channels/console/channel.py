@@ -18,8 +18,8 @@ from sqlalchemy import select
 from bot.channels.console.identity import CONSOLE_PLATFORM, dm_chat_id, identity_for
 from bot.channels.console.sender import ConsoleSender
 from bot.channels.messages import InboundMessage
+from bot.channels.services import ChannelServices
 from bot.config import Settings
-from bot.services import Services
 from bot.web.guard import COOKIE, AdminGuard
 from storage.models import InboundEvent
 from storage.repos import conversations, outbox
@@ -58,7 +58,7 @@ class ConsoleChannel:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.guard = AdminGuard(settings)
-        self.services: Services | None = None
+        self.services: ChannelServices | None = None
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/console", self._to_page)
@@ -67,7 +67,7 @@ class ConsoleChannel:
         app.router.add_post("/console/api/messages", self._post)
         app.router.add_get("/console/api/messages", self._list)
 
-    async def start(self, services: Services) -> None:
+    async def start(self, services: ChannelServices) -> None:
         self.services = services
         if services.runs_workers:
             services.host.add(ConsoleSender(services.db, services.host.instance_id))
@@ -181,7 +181,7 @@ class ConsoleChannel:
         if login:
             self.guard.check_login(request)
 
-    def _require_services(self) -> Services:
+    def _require_services(self) -> ChannelServices:
         if self.services is None:
             raise web.HTTPServiceUnavailable(text="starting")
         return self.services

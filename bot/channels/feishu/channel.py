@@ -14,8 +14,8 @@ from bot.channels.feishu.envelope import EnvelopeOpener
 from bot.channels.feishu.sender import FeishuSender
 from bot.channels.feishu.webhook import FeishuWebhook
 from bot.channels.feishu.ws import FeishuLongConnection
+from bot.channels.services import ChannelServices
 from bot.config import FeishuMode, Role, Settings, reveal
-from bot.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class FeishuChannel:
             return web.json_response({"msg": "starting"}, status=503)
         return await self.webhook.handle(request)
 
-    async def start(self, services: Services) -> None:
+    async def start(self, services: ChannelServices) -> None:
         s = self.settings
         assert s.feishu_app_id and s.feishu_app_secret
         self.usage = ApiUsageCounter(services.db, PLATFORM, s.tz)
