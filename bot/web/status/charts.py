@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-WIDTH, HEIGHT, PAD = 560, 160, 28
+WIDTH, HEIGHT, PAD = 560, 172, 28
+TOP = 40  # the title and, under it, the legend
 PALETTE = ("#3b82f6", "#f59e0b", "#10b981", "#8b5cf6", "#ef4444", "#0ea5e9", "#6b7280")
 
 
@@ -23,7 +24,7 @@ def bar_chart(
     """Stacked bars with a legend; `limit` draws a dashed line (a quota, a budget)."""
     top = max([sum(b.parts.values()) for b in bars] + [limit or 0, 1])
     step = (WIDTH - 2 * PAD) / max(len(bars), 1)
-    scale = (HEIGHT - 2 * PAD) / top
+    scale = (HEIGHT - PAD - TOP) / top
     shapes = []
     for n, bar in enumerate(bars):
         x, y = PAD + n * step + step * 0.15, float(HEIGHT - PAD)
@@ -58,7 +59,7 @@ def bar_chart(
         f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg">'
         f'<text x="{PAD}" y="16" font-size="12" font-weight="bold">{escape(title)} '
         f"(max {top})</text>"
-        f'<text x="{WIDTH - PAD}" y="16" font-size="10" text-anchor="end">{legend}</text>'
+        f'<text x="{PAD}" y="31" font-size="10">{legend}</text>'
         f'<line x1="{PAD}" x2="{WIDTH - PAD}" y1="{HEIGHT - PAD}" y2="{HEIGHT - PAD}" '
         f'stroke="#9ca3af"/>{"".join(shapes)}</svg>'
     )

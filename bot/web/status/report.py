@@ -281,7 +281,11 @@ async def _unasked(services: Services, tz: tzinfo) -> list[Item]:
             )
         ).all()
         return [
-            Item(name=f"/why {row.id}", state=row.kind, detail=await explain(s, row, tz))
+            Item(
+                name=f"/why {row.id}",
+                state=row.kind,
+                detail=(await explain(s, row, tz)).removeprefix("- "),
+            )
             for row in rows
         ]
 
