@@ -12,13 +12,15 @@ import logging
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history
-from bot.assistant.access import NOT_PERMITTED_DM, log_refusal, may_use_assistant, role_of
+from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.prompt import system_prompt
 from bot.assistant.turn_context import (
     BatchItem,
     ConversationView,
     TurnContext,
+    answered_without_model,
+    assign_roles,
     enqueue_reply,
 )
 from bot.assistant.visibility import visibility_of
@@ -57,14 +59,7 @@ class BotTurn:
                 session, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
             )
             batch = [BatchItem.of(row) for row in rows]
-            for item in batch:
-                if item.is_message:
-                    item.role = await role_of(
-                        session,
-                        services.settings,
-                        conv.platform,
-                        str(item.payload.get("sender_id")),
-                    )
+            await assign_roles(session, services.settings, conv.platform, batch)
         if not batch:
             return
         view = ConversationView(
@@ -82,10 +77,9 @@ class BotTurn:
 
     async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:
         """Slash commands and refusals, answered without a model."""
-        if not item.is_message:
+        conv, role, text = ctx.conversation, item.role, item.text
+        if not answered_without_model(self.services.settings, conv.chat_type, item):
             return False
-        text = str(item.payload.get("addressed_text") or "")
-        conv, role = ctx.conversation, item.role
         assert role is not None
         sender = str(item.payload.get("sender_id"))
         if self.commands.is_command(text):
@@ -105,11 +99,9 @@ class BotTurn:
                 ),
                 text,
             )
-        elif not may_use_assistant(self.services.settings, role, conv.chat_type):
+        else:
             log_refusal(sender, text, f"{conv.platform}:{conv.chat_id}")
             reply = NOT_PERMITTED_DM
-        else:
-            return False
         await enqueue_reply(self.services, conv, f"cmd-{item.id}", reply, item)
         return True
 

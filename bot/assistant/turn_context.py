@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from bot.agent.framing import quote_data
-from bot.assistant.access import Role
+from bot.assistant.access import Role, may_use_assistant, role_of
+from bot.assistant.commands import CommandRegistry
+from bot.config import Settings
 from bot.services import Services
 from storage.models import InboxItem
 from storage.repos import inbox, outbox
@@ -57,6 +61,11 @@ class BatchItem:
     @property
     def is_message(self) -> bool:
         return self.kind == "user_message"
+
+    @property
+    def text(self) -> str:
+        """What a message says to the bot (its @mention of the bot removed)."""
+        return str(self.payload.get("addressed_text") or "")
 
     @property
     def message_id(self) -> str | None:
@@ -116,11 +125,16 @@ class TurnContext:
         return self.batch[self.shown :]
 
     async def claim_new_input(self) -> list[BatchItem]:
-        """Undelivered items that arrived during this turn join the turn's batch."""
+        """Undelivered items that arrived during this turn join the turn's batch, except those
+        answered without a model (a slash command, a refusal): shown to the model they would
+        be mere text, so they stay for the next turn, which answers them as such."""
         known = {item.id for item in self.batch}
+        settings, conv = self.services.settings, self.conversation
         async with self.services.db.read() as session:
-            rows = await inbox.pending_for_conversation(session, self.conversation.id)
-        fresh = [BatchItem.of(row) for row in rows if row.id not in known]
+            rows = await inbox.pending_for_conversation(session, conv.id)
+            fresh = [BatchItem.of(row) for row in rows if row.id not in known]
+            await assign_roles(session, settings, conv.platform, fresh)
+        fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:
             self._assign_ref(item)
         self.batch.extend(fresh)
@@ -156,6 +170,26 @@ class TurnContext:
         if self.conversation.chat_type != "p2p" or latest.payload.get("thread_id"):
             return latest
         return None
+
+
+async def assign_roles(
+    session: AsyncSession, settings: Settings, platform: str, items: list[BatchItem]
+) -> None:
+    for item in items:
+        if item.is_message:
+            sender = str(item.payload.get("sender_id"))
+            item.role = await role_of(session, settings, platform, sender)
+
+
+def answered_without_model(settings: Settings, chat_type: str, item: BatchItem) -> bool:
+    """A slash command, or a message from someone the assistant does not serve here: the Bot
+    answers it itself (the one rule for a turn's start and for input claimed mid-turn)."""
+    if not item.is_message:
+        return False
+    assert item.role is not None, "roles are assigned before this is asked"
+    return CommandRegistry.is_command(item.text) or not may_use_assistant(
+        settings, item.role, chat_type
+    )
 
 
 def reply_key(turn_key: str, ordinal: int) -> str:

@@ -129,6 +129,40 @@ async def test_input_claimed_by_the_last_step_of_a_turn_is_answered_by_the_next_
     assert len(logged) == 2 and "late one" not in logged[0] and "late one" in logged[1]
 
 
+async def test_a_command_sent_while_a_turn_runs_is_answered_as_a_command_and_never_by_the_model(
+    make_world: WorldFactory,
+) -> None:
+    """Input claimed mid-turn (by inbox_check or a refused sleep) never includes a slash
+    command: the next turn answers it without a model (it used to reach the model as plain
+    text, marked handled, and was never run; found by the soak)."""
+    arrived = asyncio.Event()
+
+    async def check_once_the_command_waits(_m: list[Message], _t: list[ToolSpec]) -> object:
+        await arrived.wait()
+        return send("inbox_check", {})
+
+    def answer_the_first(messages: list[Message], _t: list[ToolSpec]) -> object:
+        assert messages[-1].role == "tool" and "no new input" in (messages[-1].content or "")
+        return send("send_user", {"text": "first answered"})
+
+    provider = ScriptedProvider([check_once_the_command_waits, answer_the_first, sleep_step])
+    async with bot_world(make_world, provider) as w:
+        await say(w, "first")
+        await wait_until(lambda: _asked(provider), what="the first turn to reach the model")
+        await say(w, "/whoami")
+
+        async def both_waiting() -> bool:
+            return await w.inbox_items() == 2
+
+        await wait_until(both_waiting, what="the command in the inbox")
+        arrived.set()
+        sent = await replies(w, 2)
+        await all_delivered(w)
+    assert sent[0] == "first answered" and "owner" in sent[1].lower(), sent
+    assert not any("/whoami" in (m.content or "") for r in provider.requests for m in r[0])
+    provider.assert_exhausted()
+
+
 async def test_model_text_without_send_user_reaches_no_chat(make_world: WorldFactory) -> None:
     provider = ScriptedProvider([ScriptedProvider.text("I think the answer is 42.")])
     async with bot_world(make_world, provider) as w:
