@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
-from lark_oapi.api.im.v1 import ListChatRequest, ListMessageRequest
-from lark_oapi.core.model import BaseResponse, RequestOption
 from sqlalchemy import select
 
 from sources.base import Cursor, Observation, Page, SyncRequest, Unit, UnitState
@@ -51,6 +49,7 @@ from sources.feishu_records import (
     message_record,
     source_name,
 )
+from sources.feishu_sdk import BaseResponse, ListChatRequest, ListMessageRequest, RequestOption
 from sources.feishu_transport import (
     JsonResponse,
     KeptAliveTransport,

@@ -14,7 +14,8 @@ from typing import Any
 
 import aiohttp
 import httpx
-from lark_oapi.core.model import BaseRequest, BaseResponse, RawResponse, RequestOption
+
+from sources.feishu_sdk import BaseRequest, BaseResponse, RawResponse, RequestOption
 
 MAX_CONCURRENT_CALLS = 4
 MIN_CALL_GAP = 0.25  # seconds between call starts

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from bot.llm.client import CallRecorder, ModelClient
-from bot.llm.openai_compat import OpenAICompatibleProvider
 
 # Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp) need no key, but the SDK refuses to
 # start without one.
@@ -24,6 +23,10 @@ def build_model_client(
     model = (model or "").strip()
     if not base_url or not model:
         return None
+    # Imported here: the openai SDK is ~20 MB resident, and a process without a model (the
+    # embedded defaults) never needs it.
+    from bot.llm.openai_compat import OpenAICompatibleProvider
+
     provider = OpenAICompatibleProvider(
         base_url, (api_key or "").strip() or NO_API_KEY, model, timeout=timeout
     )

@@ -19,11 +19,17 @@ from typing import Any, Protocol, TypeVar
 
 import aiohttp
 import httpx
-import lark_oapi as lark
-from lark_oapi.core.enum import AccessTokenType, HttpMethod
-from lark_oapi.core.model import BaseRequest, BaseResponse, RequestOption
 
 from bot.retry import retrying
+from sources.feishu_sdk import (
+    AccessTokenType,
+    BaseRequest,
+    BaseResponse,
+    Client,
+    HttpMethod,
+    LogLevel,
+    RequestOption,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,15 +105,13 @@ class FeishuApi:
         self.timeout = timeout
         self.attempts = attempts
         self.max_wait = max_wait
-        self.client = (
-            lark.Client.builder()
-            .app_id(app_id)
-            .app_secret(app_secret)
-            .domain(self.domain)
-            .enable_set_token(True)
-            .timeout(timeout)
-            .log_level(lark.LogLevel.WARNING)
-            .build()
+        self.client = Client(
+            app_id=app_id,
+            app_secret=app_secret,
+            domain=self.domain,
+            enable_set_token=True,
+            timeout=timeout,
+            log_level=LogLevel.WARNING,
         )
         self._token: str | None = None
         self._token_expires = 0.0

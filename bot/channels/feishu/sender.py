@@ -17,12 +17,6 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lark_oapi.api.im.v1 import (
-    CreateMessageRequest,
-    CreateMessageRequestBody,
-    ReplyMessageRequest,
-    ReplyMessageRequestBody,
-)
 from prometheus_client import Counter
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,6 +26,12 @@ from bot.channels.ingest import INBOX_TOPIC
 from bot.host.notify import Notifier
 from bot.host.renewal import renewed
 from bot.host.workers import Worker
+from sources.feishu_sdk import (
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+)
 from storage import claims
 from storage.db import Database
 from storage.models import OutboxMessage
@@ -214,7 +214,7 @@ class FeishuSender(Worker):
             .build()
         )
         resp = await self.api.call(
-            "im.message.create", lambda opt: self.api.client.im.v1.message.acreate(request, opt)
+            "im.message.create", lambda opt: self.api.client.message.acreate(request, opt)
         )
         return str(resp.data.message_id) if resp.data else ""
 
@@ -235,7 +235,7 @@ class FeishuSender(Worker):
             .build()
         )
         resp = await self.api.call(
-            "im.message.reply", lambda opt: self.api.client.im.v1.message.areply(request, opt)
+            "im.message.reply", lambda opt: self.api.client.message.areply(request, opt)
         )
         return str(resp.data.message_id) if resp.data else ""
 

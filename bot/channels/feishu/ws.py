@@ -28,13 +28,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import lark_oapi as lark
-import lark_oapi.ws.client as lark_ws_client
-
 from bot.channels.feishu.envelope import Envelope, parse_json_object
 from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
 from bot.channels.feishu.webhook import reason
 from bot.channels.ingest import Ingest
+from sources.feishu_sdk import LogLevel, long_connection
 
 log = logging.getLogger(__name__)
 # Feishu wants the frame answered within about 3 s; ingest commits in milliseconds, and a
@@ -71,7 +69,7 @@ class EventReader:
 class _ClientThread:
     """One SDK client with its thread and loop; replaced whole when it dies."""
 
-    def __init__(self, client: lark.ws.Client) -> None:
+    def __init__(self, client: Any) -> None:  # lark_oapi.ws.client.Client
         self.client = client
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._run, name="feishu-ws", daemon=True)
@@ -82,7 +80,7 @@ class _ClientThread:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
-        lark_ws_client.loop = self.loop  # the SDK schedules everything on this global
+        long_connection().loop = self.loop  # the SDK schedules everything on this global
         try:
             self.client.start()
         except Exception as exc:  # start() returns only on a fatal error or our stop
@@ -143,12 +141,12 @@ class FeishuLongConnection:
         self._watchdog = asyncio.create_task(self._watch(), name="feishu-ws-watchdog")
 
     def _spawn(self) -> _ClientThread:
-        client = lark.ws.Client(
+        client = long_connection().Client(
             self.app_id,
             self.app_secret,
             event_handler=EventReader(self._on_message),
             domain=self.domain,
-            log_level=lark.LogLevel.WARNING,
+            log_level=LogLevel.WARNING,
         )
         runner = _ClientThread(client)
         runner.start()

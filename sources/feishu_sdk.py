@@ -1,0 +1,231 @@
+"""The one place that imports the lark-oapi SDK: every other module takes its pieces from here.
+
+Why this module exists: any import from the SDK (`import lark_oapi.core.model`, say) first
+runs `lark_oapi/__init__.py`, and that imports every API the SDK has, some 60 services and
+8,800 modules, about 160 MB resident (upstream larksuite/oapi-sdk-python issues #74, #121).
+`lark_oapi/api/__init__.py` does the same; `lark_oapi.client.Client` imports every service;
+and `lark_oapi.ws.client` imports the event processors of 20 services, each of which runs
+its service's package `__init__`, which imports all of that service's models. We use a
+handful of those modules: the core (config, requests, responses, transport, AES), the im/v1
+message requests and, in long-connection mode only, the ws client with its event models.
+
+So before anything is imported from the SDK, `_defer_package_inits` installs an import hook
+for the package `lark_oapi`, `lark_oapi.api` and every package below `lark_oapi.api`: each is
+created the ordinary way (its real `__spec__`, `__path__`, `__file__`), so its submodules
+import as usual, but its `__init__.py` runs only when someone asks the package for a name it
+does not have yet (a module `__getattr__`; `from package import *` asks for `__all__`). The
+modules we use are then imported by their full names and are the SDK's own, unchanged. Code
+elsewhere in the process that wants the whole SDK (`import lark_oapi as lark; lark.Client`,
+as the Feishu fake's self-tests do) still gets it: the first such attribute access runs the
+real `__init__`, at the old price. If the SDK was fully imported before this module, the hook
+changes nothing.
+
+`lark.Client` itself cannot be had without importing every service module, so `Client` below
+is the part of it we use, built from the SDK's parts the way `ClientBuilder.build` builds it:
+the same `Config`, domain check and logger level, the SDK's `Message` resource (what
+`lark.Client().im.v1.message` is) and `arequest` as the SDK writes it.
+
+tests/channels/feishu/test_sdk_imports.py pins that a configured Feishu channel and the
+history source leave the SDK's other services unimported.
+"""
+
+from __future__ import annotations
+
+# ruff: noqa: E402  (the SDK is imported below the import hook that must precede it)
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import types
+import urllib.parse
+from collections.abc import Sequence
+from typing import Any
+
+_ROOT = "lark_oapi"
+_API = "lark_oapi.api"
+
+
+def _deferred(name: str) -> bool:
+    return name in (_ROOT, _API) or name.startswith(_API + ".")
+
+
+class _DeferredInit(importlib.abc.Loader):
+    """Wraps a package's own loader: the package module is set up, its `__init__.py` is not
+    run until a name it lacks is asked for."""
+
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, get_code ...
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        loader = self._loader
+        lock = threading.RLock()
+        namespace = module.__dict__
+
+        def __getattr__(name: str) -> Any:
+            with lock:
+                if namespace.get("__getattr__") is __getattr__:
+                    del namespace["__getattr__"]
+                    loader.exec_module(module)  # the package's real __init__.py
+            try:
+                return namespace[name]
+            except KeyError:
+                raise AttributeError(
+                    f"module {module.__name__!r} has no attribute {name!r}"
+                ) from None
+
+        namespace["__getattr__"] = __getattr__
+
+
+class _DeferPackageInits(importlib.abc.MetaPathFinder):
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not _deferred(fullname):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+            return spec  # a plain module (or nothing): imported as usual
+        spec.loader = _DeferredInit(spec.loader)
+        return spec
+
+
+def _defer_package_inits() -> None:
+    if not any(isinstance(finder, _DeferPackageInits) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _DeferPackageInits())
+
+
+_defer_package_inits()
+
+# The pieces, each from the module that defines it (a package's own names would run its
+# __init__). Keep this list to what the code uses.
+from lark_oapi.api.im.v1.model.create_message_request import CreateMessageRequest
+from lark_oapi.api.im.v1.model.create_message_request_body import (
+    CreateMessageRequestBody,
+)
+from lark_oapi.api.im.v1.model.list_chat_request import ListChatRequest
+from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest
+from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
+from lark_oapi.api.im.v1.model.reply_message_request_body import (
+    ReplyMessageRequestBody,
+)
+from lark_oapi.api.im.v1.resource.message import Message
+from lark_oapi.core.const import APPLICATION_JSON, CONTENT_TYPE, UTF_8
+from lark_oapi.core.enum import AccessTokenType, HttpMethod, LogLevel
+from lark_oapi.core.http import Transport
+from lark_oapi.core.json import JSON
+from lark_oapi.core.log import logger as sdk_logger
+from lark_oapi.core.model import (
+    BaseRequest,
+    BaseResponse,
+    Config,
+    RawResponse,
+    RequestOption,
+)
+from lark_oapi.core.token import verify
+from lark_oapi.core.utils import AESCipher, Files
+
+__all__ = [
+    "AESCipher",
+    "AccessTokenType",
+    "BaseRequest",
+    "BaseResponse",
+    "Client",
+    "CreateMessageRequest",
+    "CreateMessageRequestBody",
+    "HttpMethod",
+    "ListChatRequest",
+    "ListMessageRequest",
+    "LogLevel",
+    "RawResponse",
+    "ReplyMessageRequest",
+    "ReplyMessageRequestBody",
+    "RequestOption",
+    "long_connection",
+]
+
+
+def long_connection() -> Any:  # the module lark_oapi.ws.client
+    """`lark_oapi.ws.client`, the long-connection client (`.Client`, and the `loop` global it
+    schedules on), imported on first use: only MAKA_FEISHU_MODE=ws needs it, and it costs
+    some 15 MB (websockets, protobuf, and the event models of the 20 services whose
+    processors `lark_oapi.event.dispatcher_handler` imports)."""
+    from lark_oapi.ws import client
+
+    return client
+
+
+def _validate_domain(domain: str) -> None:
+    """The check `lark.Client.builder().domain()` makes (lark_oapi/client.py
+    `_validate_domain`): an origin, https except on loopback, no credentials in it, since the
+    app secret and tokens are sent there."""
+    parsed = urllib.parse.urlsplit(domain) if isinstance(domain, str) else None
+    if parsed is None or not domain:
+        raise ValueError("domain must be a non-empty https URL")
+    if parsed.scheme == "http":
+        if (parsed.hostname or "").lower() not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"domain must use https scheme (got {domain!r})")
+    elif parsed.scheme != "https":
+        raise ValueError(f"domain must use https scheme (got {domain!r})")
+    if not parsed.netloc:
+        raise ValueError(f"domain missing host (got {domain!r})")
+    if "@" in parsed.netloc:
+        raise ValueError(f"domain must not embed credentials (got {domain!r})")
+    if parsed.path or parsed.query or parsed.fragment:
+        raise ValueError(
+            "domain must be an origin (scheme + host[:port]) without path/query/fragment"
+            f" (got {domain!r})"
+        )
+
+
+class Client:
+    """What we use of `lark.Client`, built as `lark.Client.builder().app_id(..).app_secret(..)
+    .domain(..).enable_set_token(..).timeout(..).log_level(..).build()` builds it: `config`,
+    `message` (the SDK's im/v1 `Message` resource, `lark.Client().im.v1.message`) and
+    `arequest` for a request without a typed resource."""
+
+    def __init__(
+        self,
+        *,
+        app_id: str,
+        app_secret: str,
+        domain: str,
+        timeout: float,
+        enable_set_token: bool = True,
+        log_level: LogLevel = LogLevel.WARNING,
+    ) -> None:
+        _validate_domain(domain)
+        config = Config()
+        config.app_id, config.app_secret, config.domain = app_id, app_secret, domain
+        config.timeout = timeout
+        config.enable_set_token = enable_set_token
+        config.log_level = log_level
+        sdk_logger.setLevel(int(log_level.value))  # ClientBuilder._init_logger
+        self.config = config
+        self.message = Message(config)
+
+    async def arequest(
+        self, request: BaseRequest, option: RequestOption | None = None
+    ) -> BaseResponse:
+        # lark_oapi/client.py `Client.arequest`, statement for statement.
+        if option is None:
+            option = RequestOption()
+        verify(self.config, request, option)
+        request.files = Files.extract_files(request.body)
+        raw_resp = await Transport.aexecute(self.config, request, option)
+        resp = BaseResponse()
+        content_type = raw_resp.headers.get(CONTENT_TYPE)
+        if content_type is not None and content_type.startswith(APPLICATION_JSON):
+            resp = JSON.unmarshal(str(raw_resp.content, UTF_8), BaseResponse)
+        elif 200 <= raw_resp.status_code < 300:
+            resp.code = 0
+        resp.raw = raw_resp
+        return resp
