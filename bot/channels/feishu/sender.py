@@ -10,12 +10,10 @@ with the error, and a notice goes to the owner's inbox: nothing is dropped silen
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from prometheus_client import Counter
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,18 +21,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.channels.feishu.api import FeishuApi, FeishuApiError, FeishuUnreachable
 from bot.channels.feishu.content import render
 from bot.channels.ingest import INBOX_TOPIC
+from bot.channels.outbox_sender import Claimed, OutboxSender
 from bot.host.notify import Notifier
-from bot.host.renewal import renewed
-from bot.host.workers import Worker
 from sources.feishu_sdk import (
     CreateMessageRequest,
     CreateMessageRequestBody,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
 )
-from storage import claims
 from storage.db import Database
-from storage.models import OutboxMessage
 from storage.repos import conversations, inbox, outbox
 from storage.types import utcnow
 
@@ -45,9 +40,6 @@ UUID_WINDOW = timedelta(minutes=55)  # Feishu dedupes a uuid for 1 hour; keep a 
 # The message replied to was withdrawn or no longer exists: post in the chat instead.
 REPLY_TARGET_GONE = frozenset({230011, 231003, 99992354})
 MAX_CLAIMS = 8  # deliveries of one row before it is given up
-# A claim is renewed while its delivery runs (rate-limit waits and retries can take minutes),
-# so a delivery that ends badly frees its row within seconds.
-CLAIM_LEASE = timedelta(seconds=15)
 SENT = Counter("maka_outbox_deliveries_total", "Outbox rows settled", ["platform", "state"])
 
 
@@ -70,38 +62,9 @@ class ChatRateLimiter:
             window.append(time.monotonic())
 
 
-@dataclass(frozen=True)
-class Claimed:
-    id: int
-    key: str
-    chat_id: str
-    conversation_id: int | None
-    reply_to: str | None
-    in_thread: bool
-    content_type: str
-    content: dict[str, object]
-    created_at: datetime
-    claims: int
-
-    @classmethod
-    def of(cls, row: OutboxMessage) -> Claimed:
-        return cls(
-            row.id,
-            row.idempotency_key,
-            row.chat_id,
-            row.conversation_id,
-            row.reply_to,
-            row.in_thread,
-            row.content_type,
-            dict(row.content),
-            row.created_at,
-            row.attempts,
-        )
-
-
-class FeishuSender(Worker):
+class FeishuSender(OutboxSender):
     name = "feishu-sender"
-    topics = (outbox.OUTBOX_TOPIC,)
+    platform = PLATFORM
     concurrency = 2
 
     def __init__(
@@ -115,44 +78,10 @@ class FeishuSender(Worker):
         lease: timedelta | None = None,
         limiter: ChatRateLimiter | None = None,
     ) -> None:
-        self.db, self.notifier, self.api = db, notifier, api
-        self.instance_id = instance_id
+        super().__init__(db, instance_id, lease)
+        self.notifier, self.api = notifier, api
         self.owner_open_id = owner_open_id
-        self.lease = lease or CLAIM_LEASE
         self.limiter = limiter or ChatRateLimiter()
-
-    async def run_once(self) -> bool:
-        async with self.db.read() as session:
-            if not await outbox.has_due(session, platform=PLATFORM, now=utcnow()):
-                return False
-        async with self.db.write() as session:
-            rows = await outbox.claim_due(
-                session,
-                platform=PLATFORM,
-                owner=self.instance_id,
-                now=utcnow(),
-                limit=1,
-                lease=self.lease,
-            )
-            claimed = [Claimed.of(row) for row in rows]
-        for row in claimed:
-            renew = functools.partial(self._renew, row.id)
-            async with renewed(renew, self.lease, f"outbox row {row.id}"):
-                await self.deliver(row)
-        return bool(claimed)
-
-    async def _renew(self, row_id: int) -> bool:
-        async with self.db.write() as session:
-            return bool(
-                await claims.renew_rows(
-                    session,
-                    OutboxMessage,
-                    self.instance_id,
-                    [row_id],
-                    lease=self.lease,
-                    now=utcnow(),
-                )
-            )
 
     async def deliver(self, row: Claimed) -> None:
         earlier_attempt = row.claims > 1

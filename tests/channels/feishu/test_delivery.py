@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from bot.channels.feishu import sender as sender_module
+from bot.channels import outbox_sender as sender_module
 from bot.channels.feishu.channel import FeishuChannel
 from bot.runtime import COMPONENTS
 from storage.models import OutboxMessage

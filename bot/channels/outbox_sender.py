@@ -1,0 +1,93 @@
+"""The claim loop every channel's sender shares: take a due outbox row of its platform under a
+short lease, keep the lease renewed while the delivery runs, hand a snapshot of the row to
+the channel's `deliver`. How a row is delivered and settled is the channel's business."""
+
+from __future__ import annotations
+
+import functools
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.host.renewal import renewed
+from bot.host.workers import Worker
+from storage import claims
+from storage.db import Database
+from storage.models import OutboxMessage
+from storage.repos import outbox
+from storage.types import utcnow
+
+# Renewed while a delivery runs (rate-limit waits and retries can take minutes), so a
+# delivery that ends badly frees its row within seconds.
+CLAIM_LEASE = timedelta(seconds=15)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A claimed outbox row as it was when claimed (the session that read it is closed)."""
+
+    id: int
+    key: str
+    chat_id: str
+    conversation_id: int | None
+    reply_to: str | None
+    in_thread: bool
+    content_type: str
+    content: dict[str, object]
+    created_at: datetime
+    claims: int  # deliveries begun, this one included
+
+    @classmethod
+    def of(cls, row: OutboxMessage) -> Claimed:
+        return cls(
+            row.id,
+            row.idempotency_key,
+            row.chat_id,
+            row.conversation_id,
+            row.reply_to,
+            row.in_thread,
+            row.content_type,
+            dict(row.content),
+            row.created_at,
+            row.attempts,
+        )
+
+
+class OutboxSender(Worker, ABC):
+    topics = (outbox.OUTBOX_TOPIC,)
+    platform: str
+
+    def __init__(self, db: Database, instance_id: str, lease: timedelta | None = None) -> None:
+        self.db, self.instance_id = db, instance_id
+        self.lease = lease or CLAIM_LEASE
+
+    async def run_once(self) -> bool:
+        async with self.db.read() as session:  # an idle poll only reads
+            if not await outbox.has_due(session, platform=self.platform, now=utcnow()):
+                return False
+        async with self.db.write() as session:
+            rows = await outbox.claim_due(
+                session,
+                platform=self.platform,
+                owner=self.instance_id,
+                now=utcnow(),
+                limit=1,
+                lease=self.lease,
+            )
+            claimed = [Claimed.of(row) for row in rows]
+        for row in claimed:
+            renew = functools.partial(self._renew, row.id)
+            async with renewed(renew, self.lease, f"outbox row {row.id}"):
+                await self.deliver(row)
+        return bool(claimed)
+
+    @abstractmethod
+    async def deliver(self, row: Claimed) -> None:
+        """Deliver the row and settle it (`outbox.finish` / `retry_later`, owner-checked)."""
+
+    async def _renew(self, row_id: int) -> bool:
+        async with self.db.write() as session:
+            held = await claims.renew_rows(
+                session, OutboxMessage, self.instance_id, [row_id], lease=self.lease, now=utcnow()
+            )
+        return bool(held)
