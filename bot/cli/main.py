@@ -62,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.lines:
             print(f"FAIL  settings: {line}" if args.command == "doctor" else line, file=sys.stderr)
         return 2
+    if args.command == "serve":
+        from bot.cli.serve import limit_malloc_arenas
+
+        limit_malloc_arenas()  # before the loop: its threads must not get arenas of their own
     try:
         return asyncio.run(_run(args, settings))
     except DatabaseNotReady as exc:  # one line (password masked), not a traceback

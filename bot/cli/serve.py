@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import logging
+import os
 import signal
 
 from aiohttp import web
@@ -12,6 +15,28 @@ from bot.config import Role, Settings
 from storage.db import create_database
 
 log = logging.getLogger(__name__)
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
+MALLOC_ARENAS = 2
+
+
+def limit_malloc_arenas() -> None:
+    """Cap glibc's malloc arenas before any thread starts. Each thread that allocates (the
+    database driver's, the search writer's, `asyncio.to_thread`'s) otherwise gets an arena of
+    its own, up to eight per core, and their memory stays mapped: under steady traffic the
+    soak saw an idle-looking process grow from 284 to 333 MB in eight minutes, and with two
+    arenas it stayed flat. The same as MALLOC_ARENA_MAX=2; an operator's own MALLOC_ARENA_MAX
+    is left as set. No-op off glibc."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):  # musl or another libc: nothing to tune
+        return
+    mallopt(M_ARENA_MAX, MALLOC_ARENAS)
 
 
 async def until_stop_signal() -> None:
