@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test faults install lint bench clean
+.PHONY: run test faults soak install lint bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,16 @@ test: $(STAMP)
 # The fault suite (tests/faults/): real `maka serve` replicas on a private PostgreSQL cluster,
 # killed and starved under traffic. Minutes, not seconds; not part of `make test`.
 faults: $(STAMP)
+	@scripts/ensure-postgres $(BIN)/python  # installs the server binaries the private cluster needs
 	$(BIN)/pytest -m faults tests/faults
+
+# The soak (tests/soak/soak.py): one `maka serve` on the embedded SQLite default under mixed
+# webhook traffic for SOAK_MINUTES; a line a minute; fails on any loss, duplicate or RSS growth
+# over 10% after warm-up. Bounded; not part of `make test`. SOAK_ARGS='--database postgresql'.
+SOAK_MINUTES ?= 10
+SOAK_ARGS ?=
+soak: $(STAMP)
+	$(BIN)/python -m tests.soak.soak --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
 # Every benchmark in turn, then one table of its figures beside their baselines
 # (benchmarks/run_all.py). `make bench BENCH_ARGS=--quick` for a smoke run. sync.py wants

@@ -6,6 +6,7 @@ its sender never heard so."""
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ class FeishuStandIn(FeishuFake):
         super().__init__(**kwargs)
         self._hold_next = 0
         self.held: asyncio.Queue[HeldSend] = asyncio.Queue()
+        self.created_at: dict[str, float] = {}  # message_id -> time.monotonic() at creation
 
     def hold_next_sends(self, times: int = 1) -> None:
         """The next `times` message sends wait for `HeldSend.release()` (see `held`)."""
@@ -54,4 +56,8 @@ class FeishuStandIn(FeishuFake):
             held = HeldSend(body.get("uuid") if isinstance(body, dict) else None)
             await self.held.put(held)
             await held.released.wait()
-        return await FeishuFake._middleware(self, request, handler)
+        before = len(self.sent)
+        response = await FeishuFake._middleware(self, request, handler)
+        for message in self.sent[before:]:
+            self.created_at.setdefault(message.message_id, time.monotonic())
+        return response

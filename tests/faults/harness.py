@@ -2,6 +2,10 @@
 `maka migrate`, and two `maka serve` replicas sharing the database; plus what the end checks
 read (the database, the Feishu stand-in, the traffic ledger) and the checks themselves.
 
+`fault_world(workdir, replicas=1, database="sqlite")` is the same world on the embedded
+default instead: one replica, no `MAKA_DATABASE_URL`, so `maka serve` creates and migrates the
+SQLite file in its data dir as it does for most users; the checks read that file.
+
     async with fault_world(workdir) as world:
         async with world.traffic("x") as traffic:
             await traffic.run(rate=10, seconds=10)  # faults injected meanwhile
@@ -12,10 +16,11 @@ read (the database, the Feishu stand-in, the traffic ledger) and the checks them
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +35,7 @@ from tests.faults.feishu import FeishuStandIn
 from tests.faults.model import ModelStandIn, answered_token
 from tests.faults.postgres import PrivateCluster
 from tests.faults.processes import MakaProcess, migrate
+from tests.faults.sqlite import EmbeddedDatabase
 from tests.faults.traffic import Traffic, dm_chat
 
 OWNER = "ou_owner"
@@ -41,6 +47,9 @@ CLAIM_MARGIN = 30.0
 SLOW_REPLY = 30.0  # seconds from queued to sent that count as slow
 BOT_LEASE_PREFIX = "bot:conversation:"
 MAX_REPLIES = 64  # replies one turn may send: reply keys are the turn's key and an ordinal
+DATABASES = ("postgresql", "sqlite")
+# What reading the database may raise while it is down (or, embedded, not yet created).
+DATABASE_ERRORS = (OSError, asyncpg.PostgresError, sqlite3.Error)
 
 
 async def wait_for(
@@ -151,13 +160,20 @@ class Verdict:
 
 @dataclass
 class FaultWorld:
-    cluster: PrivateCluster
+    database: PrivateCluster | EmbeddedDatabase
     model: ModelStandIn
     feishu: FeishuStandIn
     events: FeishuEventSender
     replicas: list[MakaProcess]
     settings: dict[str, str]
     workdir: Path
+
+    @property
+    def cluster(self) -> PrivateCluster:
+        """The private PostgreSQL cluster (a world on the embedded database has none)."""
+        if not isinstance(self.database, PrivateCluster):
+            raise AttributeError("this world runs on the embedded SQLite database")
+        return self.database
 
     @property
     def a(self) -> MakaProcess:
@@ -172,11 +188,15 @@ class FaultWorld:
 
     def logs(self, lines: int = 40) -> str:
         parts = [r.log_tail(lines) for r in self.replicas]
-        parts.append(f"---- PostgreSQL log ----\n{self.cluster.log_tail(lines // 2)}")
+        if isinstance(self.database, PrivateCluster):
+            parts.append(f"---- PostgreSQL log ----\n{self.cluster.log_tail(lines // 2)}")
         return "\n".join(parts)
 
     # --- the database, read directly -----------------------------------------------------
-    async def query(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+    async def query(self, sql: str, *args: Any) -> list[Any]:
+        """Rows (asyncpg Records, or dicts from the embedded database), read by key."""
+        if isinstance(self.database, EmbeddedDatabase):
+            return await self.database.query(sql, *args)
         conn = await asyncpg.connect(self.cluster.url, timeout=5)
         try:
             return list(await conn.fetch(sql, *args))
@@ -223,7 +243,7 @@ class FaultWorld:
                 "   AND conversation_id IS NOT NULL) AS waiting,"
                 " (SELECT count(*) FROM outbox WHERE state = 'pending') AS unsent"
             )
-        except (OSError, asyncpg.PostgresError):
+        except DATABASE_ERRORS:
             return False
         return row["waiting"] == 0 and row["unsent"] == 0
 
@@ -238,7 +258,7 @@ class FaultWorld:
                 " WHERE delivered_at IS NULL ORDER BY id LIMIT 10"
             )
             leases = await self.query("SELECT name, owner, expires_at FROM leases")
-        except (OSError, asyncpg.PostgresError) as exc:
+        except DATABASE_ERRORS as exc:
             return f"(database unreadable: {exc})"
         return (
             f"outbox not sent: {[dict(r) for r in rows]}\n"
@@ -270,7 +290,7 @@ class FaultWorld:
             [row] = await self.query(
                 "SELECT max(lease_expires_at) AS latest FROM outbox WHERE state = 'pending'"
             )
-        except (OSError, asyncpg.PostgresError):
+        except DATABASE_ERRORS:
             return None
         latest = row["latest"]
         return (latest - datetime.now(UTC)).total_seconds() if latest is not None else None
@@ -340,6 +360,20 @@ class FaultWorld:
             ],
         )
 
+    def answer_delays(self, traffic: Traffic, *, since: float) -> dict[str, float]:
+        """Per answered input: seconds from `since` (or from its acceptance, if later) to the
+        first answer Feishu created for it."""
+        first: dict[str, float] = {}
+        for sent in self.feishu.sent:
+            token = answered_token(sent.text or "")
+            at = self.feishu.created_at.get(sent.message_id)
+            if token in traffic.inputs and at is not None:
+                first[token] = min(first.get(token, at), at)
+        return {
+            token: at - max(since, traffic.inputs[token].accepted_at or since)
+            for token, at in first.items()
+        }
+
     async def settle(self, traffic: Traffic, timeout: float = QUIET_TIMEOUT) -> Verdict:
         """Wait for every delivery and then for quiet; the verdict."""
         await traffic.drain()
@@ -348,11 +382,16 @@ class FaultWorld:
 
 
 def world_settings(
-    cluster: PrivateCluster, feishu: FeishuStandIn, model: ModelStandIn, app: tuple[str, str]
+    cluster: PrivateCluster | None,
+    feishu: FeishuStandIn,
+    model: ModelStandIn,
+    app: tuple[str, str],
 ) -> dict[str, str]:
+    """The replicas' settings; with no cluster, no MAKA_DATABASE_URL: the embedded default."""
     app_id, app_secret = app
+    database = {"MAKA_DATABASE_URL": cluster.url} if cluster is not None else {}
     return {
-        "MAKA_DATABASE_URL": cluster.url,
+        **database,
         "MAKA_FEISHU_APP_ID": app_id,
         "MAKA_FEISHU_APP_SECRET": app_secret,
         "MAKA_FEISHU_ENCRYPT_KEY": ENCRYPT_KEY,
@@ -371,23 +410,42 @@ def world_settings(
 
 
 @asynccontextmanager
-async def fault_world(workdir: Path, replicas: int = 2) -> AsyncIterator[FaultWorld]:
+async def fault_world(
+    workdir: Path, replicas: int = 2, *, database: str = "postgresql"
+) -> AsyncIterator[FaultWorld]:
+    """The world on a private PostgreSQL cluster, or (`database="sqlite"`, one replica) on
+    the embedded SQLite default."""
+    if database not in DATABASES:
+        raise ValueError(f"database {database!r}: one of {', '.join(DATABASES)}")
+    if database == "sqlite" and replicas != 1:
+        raise ValueError("the embedded SQLite database runs one replica")
     model = ModelStandIn()
     feishu = FeishuStandIn(bot_open_id="ou_bot", bot_name="Maka")
-    async with PrivateCluster() as cluster, model, feishu:
+    async with AsyncExitStack() as stack:
+        cluster: PrivateCluster | None = None
+        if database == "postgresql":
+            cluster = await stack.enter_async_context(PrivateCluster())
+        await stack.enter_async_context(model)
+        await stack.enter_async_context(feishu)
         for user in (OWNER, *USERS):
             feishu.add_chat(dm_chat(user), name="", chat_type="p2p", p2p_user=user)
         app = feishu.new_app()
         settings = world_settings(cluster, feishu, model, app)
-        await migrate(settings, workdir / "migrate.log")
+        if cluster is not None:  # `maka serve` migrates the embedded database itself
+            await migrate(settings, workdir / "migrate.log")
         processes = [MakaProcess(name, settings, workdir) for name in "ab"[:replicas]]
+        db: PrivateCluster | EmbeddedDatabase = (
+            cluster
+            if cluster is not None
+            else EmbeddedDatabase(Path(processes[0].settings["MAKA_DATA_DIR"]) / "maka.db")
+        )
         events = FeishuEventSender(
             processes[0].webhook,
             app_id=app[0],
             encrypt_key=ENCRYPT_KEY,
             verification_token=VERIFICATION_TOKEN,
         )
-        world = FaultWorld(cluster, model, feishu, events, processes, settings, workdir)
+        world = FaultWorld(db, model, feishu, events, processes, settings, workdir)
         try:
             await asyncio.gather(*(p.start() for p in processes))
             yield world

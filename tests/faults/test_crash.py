@@ -3,13 +3,15 @@ would (a new process, a new instance id).
 
 Mid-turn: the model stand-in splits one turn into a reply step and a `sleep` step and holds
 the latter: the reply is queued (and delivered), the batch is not yet marked handled. The
-replica holding that conversation's lease is killed. A live replica takes the conversation
-once the dead one's lease expires and runs the batch again; the reply it queues again is the
-same outbox row, so the user sees it once.
+replica holding that conversation's lease is killed. Once the dead replica's liveness lease
+lapses (bot/host/workers.py, LIVENESS_TTL) a live replica takes the conversation and runs the
+batch again; the reply it queues again is the same outbox row, so the user sees it once.
 
 Mid-send: the Feishu stand-in holds a reply's send; the replica sending it is killed; Feishu
-then creates the message (it had the whole request). The reply is sent again under the same
-uuid, which Feishu deduplicates: the user sees it once.
+then creates the message (it had the whole request). The sender's claim is free once the dead
+replica's liveness (or the claim's own short lease, renewed only while a delivery runs)
+lapses; the reply is sent again under the same uuid, which Feishu deduplicates: the user sees
+it once.
 """
 
 from __future__ import annotations
@@ -26,12 +28,9 @@ pytestmark = pytest.mark.faults
 
 RATE = 10.0  # messages a second
 SECONDS = 10.0
-RECOVERY_LIMIT = 30.0  # the Bot lease is 15 s: a crash costs seconds, not minutes
-SENDER_LEASE = 180.0  # FeishuSender's claim lease (bot/channels/feishu/sender.py)
-
-
-class SlowRecovery(AssertionError):
-    """Correct in the end, but not within RECOVERY_LIMIT of the crash."""
+# A dead replica's liveness lapses within 15 s of the kill: its work is taken over in seconds.
+RECOVERY_LIMIT = 30.0
+AFTER_RESTART = 15.0  # issue 16: a message killed mid-turn is answered within 15 s of the restart
 
 
 async def partway(traffic: Traffic) -> None:
@@ -96,14 +95,9 @@ async def test_kill_9_mid_turn_under_traffic(world: FaultWorld) -> None:
     print(verdict.summary())
     verdict.assert_clean(world.logs())
     assert recovery <= RECOVERY_LIMIT, verdict.summary()
+    assert recovery - restarted_in <= AFTER_RESTART, verdict.summary()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=SlowRecovery,
-    reason="a reply claimed by a killed replica waits out FeishuSender's 3-minute claim lease "
-    "(issue 16: recovery after a crash in seconds, not a full lease)",
-)
 async def test_kill_9_mid_send_under_traffic(world: FaultWorld) -> None:
     async with world.traffic("send") as traffic:
         sending = asyncio.create_task(traffic.run(RATE, SECONDS))
@@ -130,7 +124,7 @@ async def test_kill_9_mid_send_under_traffic(world: FaultWorld) -> None:
 
         await wait_for(
             reply_settled,
-            timeout=SENDER_LEASE + 60,
+            timeout=RECOVERY_LIMIT + 60,
             what="the reply killed mid-send settled",
             interval=0.25,
             detail=world.pending_detail,
@@ -145,5 +139,4 @@ async def test_kill_9_mid_send_under_traffic(world: FaultWorld) -> None:
     print(verdict.summary())
     verdict.assert_clean(world.logs())  # once: the resend's uuid was deduplicated
     assert verdict.resent_uuids >= 1, f"the reply was never sent again: {verdict.summary()}"
-    if settled_in > RECOVERY_LIMIT:
-        raise SlowRecovery(f"reply settled {settled_in:.0f}s after the kill; {verdict.summary()}")
+    assert settled_in <= RECOVERY_LIMIT, f"settled {settled_in:.0f}s after the kill"

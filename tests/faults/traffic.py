@@ -2,7 +2,11 @@
 to a replica's real webhook (alternating, as a load balancer would), and anything but a 2xx
 (an error status, a refused connection, no answer in time) is delivered again, to the other
 replica, until one answers 2xx. Every attempt is written down, so the end checks can hold the
-webhook to its word: a 2xx means the event is stored."""
+webhook to its word: a 2xx means the event is stored.
+
+Beyond the DMs of `run()`: `send_message()` sends any text to any chat (a group, an @mention
+of the bot), and `redeliver()` delivers an event again after it was accepted, as Feishu's
+at-least-once delivery does (the soak, tests/soak/)."""
 
 from __future__ import annotations
 
@@ -11,13 +15,13 @@ import contextlib
 import itertools
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
-from tests.fakes import FeishuEventSender, FeishuFake, HistoryMessage
+from tests.fakes import FeishuEventSender, FeishuFake, HistoryMessage, Mention
 from tests.faults.model import ping
 from tests.faults.processes import MakaProcess
 
@@ -33,10 +37,17 @@ class Attempt:
     at: float
     status: int | None  # None: no HTTP answer (refused, reset, timed out)
     detail: str
+    started: float | None = None  # when the POST began (`at` is when it ended)
+    redelivery: bool = False  # a delivery again of an event already sent (`redeliver()`)
 
     @property
     def ok(self) -> bool:
         return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def took(self) -> float | None:
+        """Seconds from the POST to its answer (or to giving up on one)."""
+        return self.at - self.started if self.started is not None else None
 
 
 @dataclass
@@ -49,6 +60,11 @@ class Input:
     sent_at: float
     accepted_at: float | None = None
     attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def first_ack(self) -> float | None:
+        """When a replica first answered 2xx for it (a redelivery's included)."""
+        return min((a.at for a in self.attempts if a.ok), default=None)
 
 
 class Traffic:
@@ -133,21 +149,96 @@ class Traffic:
         deadline = item.sent_at + DELIVERY_DEADLINE
         for attempt in itertools.count():
             replica = self.replicas[(number + attempt) % len(self.replicas)]
-            raw, headers = self.events.encode(item.event)
-            status: int | None = None
-            try:
-                async with self._http.post(replica.webhook, data=raw, headers=headers) as resp:
-                    status, detail = resp.status, (await resp.text())[:200]
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                detail = f"{type(exc).__name__}: {exc}"
-            record = Attempt(item.token, replica.name, time.monotonic(), status, detail)
-            item.attempts.append(record)
-            self.attempts.append(record)
+            record = await self._attempt(item, replica)
             if record.ok:
                 item.accepted_at = record.at
                 return
             if time.monotonic() > deadline:
                 return  # `undelivered()` reports it
+            await asyncio.sleep(REDELIVER_AFTER)
+
+    async def _attempt(
+        self, item: Input, replica: MakaProcess, *, redelivery: bool = False
+    ) -> Attempt:
+        """POST `item`'s event to `replica` once; the attempt, written down."""
+        assert self._http is not None
+        raw, headers = self.events.encode(item.event)
+        status: int | None = None
+        started = time.monotonic()
+        try:
+            async with self._http.post(replica.webhook, data=raw, headers=headers) as resp:
+                status, detail = resp.status, (await resp.text())[:200]
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            detail = f"{type(exc).__name__}: {exc}"
+        record = Attempt(
+            item.token, replica.name, time.monotonic(), status, detail, started, redelivery
+        )
+        item.attempts.append(record)
+        self.attempts.append(record)
+        return record
+
+    def send_message(
+        self,
+        text: str,
+        *,
+        user: str,
+        chat_id: str,
+        chat_type: str = "p2p",
+        mentions: Sequence[Mention] = (),
+        token: str | None = None,
+    ) -> Input:
+        """One new message `text` from `user` in `chat_id` (which the fake must know), as an
+        event delivered in the background like `send_one()`'s. To @mention the bot put
+        "@_user_1" in `text` and the bot's Mention first in `mentions`. `token` names the
+        input in `inputs` (default: the next `<prefix>-<n>`)."""
+        number = next(self._numbers)
+        token = token or f"{self.prefix}-{number:04d}"
+        if token in self.inputs:
+            raise ValueError(f"input {token} exists")
+        event = self.events.message_event(
+            text=text,
+            chat_id=chat_id,
+            chat_type=chat_type,
+            sender_open_id=user,
+            mentions=list(mentions) or None,
+        )
+        message = event["event"]["message"]
+        self.fake.add_history(
+            chat_id,
+            [
+                HistoryMessage.text(
+                    text,
+                    create_time=int(message["create_time"]) / 1000,
+                    sender_open_id=user,
+                    message_id=message["message_id"],
+                )
+            ],
+        )
+        item = Input(token, user, chat_id, message["message_id"], event, time.monotonic())
+        self.inputs[token] = item
+        self._start(self._deliver(item, number), f"deliver-{token}")
+        return item
+
+    def redeliver(self, item: Input, *, after: float = 0.0) -> None:
+        """Deliver `item`'s event again (same event, same message_id) in `after` seconds, to
+        any replica, until one answers 2xx: Feishu delivers at least once, and again when an
+        answer was slow. The attempts join `item.attempts` marked `redelivery`; `accepted_at`
+        stays the first delivery's."""
+        self._start(self._deliver_again(item, after), f"redeliver-{item.token}")
+
+    def _start(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)
+
+    async def _deliver_again(self, item: Input, after: float) -> None:
+        await asyncio.sleep(after)
+        start = time.monotonic()
+        for attempt in itertools.count(len(item.attempts)):
+            replica = self.replicas[attempt % len(self.replicas)]
+            record = await self._attempt(item, replica, redelivery=True)
+            if record.ok or time.monotonic() > start + DELIVERY_DEADLINE:
+                return
             await asyncio.sleep(REDELIVER_AFTER)
 
     async def drain(self, timeout: float = DELIVERY_DEADLINE + 10) -> None:
