@@ -92,7 +92,7 @@ from bot.llm.scripted import PlannedReply, Responder, ScriptedProvider
 from bot.llm.types import Completion, Message, ToolSpec
 from bot.memory import recall
 from bot.memory.search import SearchService
-from bot.sources.index import record_document
+from bot.memory.source_index import record_document
 from storage.db import Database, create_database
 from storage.migrate import migrate
 from storage.models import Finding, ModelCall, NotebookNote

@@ -12,7 +12,7 @@ tenant token, the bot info and, for `ws`, the long connection. Each process is m
 long connection is up) and it has then idled for `--idle` seconds: its resident memory (VmRSS
 from /proc, plus that of any child processes), printed beside a bare
 `python -c 'import time; time.sleep(…)'` started the same way, as a ratio. The first history
-sync is due 30 s after a first start (bot/sources/component.py `FIRST_SYNC_DELAY`): with
+sync is due 30 s after a first start (bot/sync/component.py `FIRST_SYNC_DELAY`): with
 `--idle 40` the Feishu processes have run it against the fake (no history) before they are
 measured. No message is handled, so the numbers are those of a process at rest.
 

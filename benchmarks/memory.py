@@ -75,7 +75,7 @@ from bot.memory.indexes.service import IndexService
 from bot.memory.indexes.tools import BATCH_RECORDS, indexer_tools
 from bot.memory.indexes.turn import CHECKPOINT_NOW, IndexerTurn
 from bot.memory.search import SearchService
-from bot.sources.index import record_document
+from bot.memory.source_index import record_document
 from storage.db import Database, create_database
 from storage.migrate import migrate
 from storage.models import IndexEntry, MemoryIndex, SourceRecord
@@ -91,7 +91,7 @@ OWNER = "ou_bench_owner"
 TEAM_CHAT = "oc_bench_team"
 TEAM_TITLE = "平台组 platform team"
 CRITERIA = "decisions made: what was decided, by whom, when, and why"
-UPSERT_BATCH = 500  # the source indexer's batch (bot/sources/index.py)
+UPSERT_BATCH = 500  # the source indexer's batch (bot/memory/source_index.py)
 WARM_UP_QUERIES = 20
 
 AUTHORS = [f"ou_member_{n}" for n in range(12)]

@@ -276,10 +276,10 @@ class Phase:
 
 async def phase_sync(db: Database, fake: FakeProcess, index: str, data_dir: Path) -> Phase:
     from bot.channels.feishu.api import FeishuApi
-    from bot.sources.adapters import render_feishu
-    from bot.sources.usage import BatchedUsageCounter
-    from sources.feishu import FeishuHistory
-    from sources.feishu_transport import Pacer
+    from bot.sync.adapters import render_feishu
+    from bot.sync.usage import BatchedUsageCounter
+    from sources.feishu.history import FeishuHistory
+    from sources.feishu.transport import Pacer
 
     usage = BatchedUsageCounter(db, "feishu", UTC)
     api = FeishuApi(app_id=fake.app_id, app_secret=fake.app_secret, domain=fake.url, usage=usage)
@@ -290,7 +290,7 @@ async def phase_sync(db: Database, fake: FakeProcess, index: str, data_dir: Path
     indexer = search = None
     if index == "embedded":
         from bot.memory.search import SearchService
-        from bot.sources.index import SourceIndexer
+        from bot.memory.source_index import SourceIndexer
         from storage.search.embedded import EmbeddedSearchIndex
 
         search = SearchService(EmbeddedSearchIndex(data_dir / "search"))

@@ -53,7 +53,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
     from bot.discovery.component import Discovery
     from bot.matters.component import Matters
     from bot.memory.indexes.component import MemoryIndexes
-    from bot.sources.component import SourcesComponent
+    from bot.sync.component import SourcesComponent
 
     components: list[Component] = [
         bot or Assistant(),

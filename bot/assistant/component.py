@@ -15,7 +15,7 @@ from bot.memory.commands import register_memory_commands
 from bot.memory.indexes.commands import register_index_commands
 from bot.memory.tools import install_memory_tools
 from bot.services import Services
-from bot.sources.commands import register_sync_commands
+from bot.sync.commands import register_sync_commands
 from bot.workhub.tools import install_workhub_tools
 
 

@@ -14,7 +14,7 @@ cannot hold the others back.
 Each new Feishu message is also stored as its source record (`source_records`, one more
 multi-row insert in the same transaction, `ON CONFLICT DO NOTHING`): history sync writes the
 same rows, so a message seen both ways is one record, whichever came first. (Records are
-indexed for search by the workers, off this path: `bot/sources/index.py`.)
+indexed for search by the workers, off this path: `bot/memory/source_index.py`.)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.messages import InboundMessage
 from bot.host.notify import Notifier
-from sources import feishu_records as feishu_source
+from sources.feishu import records as feishu_source
 from storage.db import Database
 from storage.repos import conversations, inbound, inbox
 from storage.repos import sources as source_records

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.config import ConfigError, Role, Settings, load_settings
-from bot.sources.cli import add_sync_parser
+from bot.sync.cli import add_sync_parser
 from storage.db import DatabaseNotReady
 
 
@@ -111,7 +111,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
             settings, " ".join(args.query), args.sessions, args.json, args.limit
         )
     if args.command == "sync":
-        from bot.sources.cli import run_sync
+        from bot.sync.cli import run_sync
 
         return await run_sync(settings, args)
     if args.command == "index":

@@ -18,7 +18,7 @@ from bot.cli.database import open_database
 from bot.config import Settings
 from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer
-from bot.sources.index import SourceIndexer
+from bot.memory.source_index import SourceIndexer
 from bot.workhub.summaries import rebuild_digests
 from storage.db import Database
 from storage.search import SearchError, SearchFilters

@@ -21,7 +21,7 @@ from bot.assistant.visibility import Visibility
 from bot.memory.indexes.service import sees_index
 from bot.memory.search import SearchService
 from bot.memory.session_index import MESSAGE_KINDS, TOOL_KINDS, conversation_scope
-from sources.feishu_records import KIND as FEISHU
+from sources.feishu.records import KIND as FEISHU
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes, originals

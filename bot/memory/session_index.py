@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.memory.follower import GAP_TIMEOUT, LEASE, Follower
 from bot.memory.search import SearchService
-from sources.feishu_records import chat_scope
+from sources.feishu.records import chat_scope
 from storage.db import Database
 from storage.models import Session, SessionEvent
 from storage.repos import sessions as repo

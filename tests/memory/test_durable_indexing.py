@@ -20,8 +20,8 @@ from bot.llm.client import MemoryRecorder, ModelClient
 from bot.llm.scripted import ScriptedProvider
 from bot.memory.search import SearchService
 from bot.memory.session_index import INDEX_SOURCE, TOPIC, SessionIndexer, SessionIndexWorker
-from bot.sources.index import SourceIndexer, SourceIndexWorker
-from bot.sources.status import describe, load_status
+from bot.memory.source_index import SourceIndexer, SourceIndexWorker
+from bot.sync.status import describe, load_status
 from bot.workhub.summaries import SummaryWorker, record_completion
 from storage.db import Database
 from storage.models import Conversation, Session, SessionEvent

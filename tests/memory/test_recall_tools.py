@@ -13,7 +13,7 @@ from bot.agent.tools import ToolError
 from bot.assistant.visibility import NOTHING, Visibility
 from bot.memory import recall
 from bot.memory.search import SearchService
-from bot.sources.index import SourceIndexer
+from bot.memory.source_index import SourceIndexer
 from storage.db import Database
 from storage.repos import sources as source_repo
 from storage.repos.sources import NewRecord

@@ -13,10 +13,10 @@ import pytest
 
 from bot.channels.api_usage import ApiUsageCounter
 from bot.channels.feishu.api import FeishuApi
-from bot.sources.adapters import render_feishu
-from bot.sources.usage import BatchedUsageCounter
-from sources.feishu import FeishuHistory
-from sources.feishu_transport import Pacer
+from bot.sync.adapters import render_feishu
+from bot.sync.usage import BatchedUsageCounter
+from sources.feishu.history import FeishuHistory
+from sources.feishu.transport import Pacer
 from storage.db import Database
 from tests.fakes import FeishuFake
 from tests.feishu_world import fake, make_world  # noqa: F401  (fixtures)

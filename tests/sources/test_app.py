@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.assistant.component import Assistant
-from bot.sources.component import TIMER_KIND, timer_key
+from bot.sync.component import TIMER_KIND, timer_key
 from storage.db import Database
 from storage.models import InboundEvent, Source, SourceRecord, Timer
 from storage.repos import sources as sources_repo

@@ -20,8 +20,8 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.config import Settings
-from bot.sources.adapters import build_adapters
-from bot.sources.cli import run_sync_now, run_sync_status
+from bot.sync.adapters import build_adapters
+from bot.sync.cli import run_sync_now, run_sync_status
 from sources.runner import SyncRunner
 from storage.db import Database
 from storage.models import Source, SourceRecord

@@ -13,12 +13,12 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from bot.sources.adapters import render_feishu
-from bot.sources.index import SourceIndexer
-from bot.sources.status import load_status
+from bot.memory.source_index import SourceIndexer
+from bot.sync.adapters import render_feishu
+from bot.sync.status import load_status
 from sources.base import NoProgress
-from sources.feishu import FeishuHistory
-from sources.feishu_transport import Pacer
+from sources.feishu.history import FeishuHistory
+from sources.feishu.transport import Pacer
 from sources.runner import SyncRunner
 from storage.db import Database
 from storage.models import ApiUsage, Source, SourceRecord
@@ -340,7 +340,7 @@ async def test_maka_sync_feishu_for_one_chat_then_status(
 ) -> None:
     import io
 
-    from bot.sources.cli import run_sync_now, run_sync_status
+    from bot.sync.cli import run_sync_now, run_sync_status
     from tests.apps import make_settings
 
     history_of(fake, "oc_group", 30, start=time.time() - DAY, tag="cli")

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select
 
 from bot.memory.search import SearchService
-from bot.sources.index import INDEX_SOURCE, SourceIndexer, SourceIndexWorker
-from bot.sources.status import load_status
+from bot.memory.source_index import INDEX_SOURCE, SourceIndexer, SourceIndexWorker
+from bot.sync.status import load_status
 from storage.db import Database
 from storage.models import Source
 from storage.repos import sources as repo

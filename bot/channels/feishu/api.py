@@ -21,7 +21,7 @@ import aiohttp
 import httpx
 
 from bot.retry import retrying
-from sources.feishu_sdk import (
+from sources.feishu.sdk import (
     AccessTokenType,
     BaseRequest,
     BaseResponse,

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sources.feishu_sdk import AESCipher
+from sources.feishu.sdk import AESCipher
 
 MAX_TIMESTAMP_SKEW = 300  # seconds; older (or far-future) signed requests are replays
 MAX_DEPTH = 64  # events nest about 6 deep; far deeper is an attack, not an event

@@ -23,7 +23,7 @@ from bot.channels.feishu.content import render
 from bot.channels.ingest import INBOX_TOPIC
 from bot.channels.outbox_sender import Claimed, OutboxSender
 from bot.host.notify import Notifier
-from sources.feishu_sdk import (
+from sources.feishu.sdk import (
     CreateMessageRequest,
     CreateMessageRequestBody,
     ReplyMessageRequest,

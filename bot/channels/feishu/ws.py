@@ -32,7 +32,7 @@ from bot.channels.feishu.envelope import Envelope, parse_json_object
 from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
 from bot.channels.feishu.webhook import reason
 from bot.channels.ingest import Ingest
-from sources.feishu_sdk import LogLevel, long_connection
+from sources.feishu.sdk import LogLevel, long_connection
 
 log = logging.getLogger(__name__)
 # Feishu wants the frame answered within about 3 s; ingest commits in milliseconds, and a

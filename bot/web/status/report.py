@@ -18,7 +18,7 @@ from bot.discovery.schedule import start_of_day
 from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
-from bot.sources.status import load_status
+from bot.sync.status import load_status
 from storage.models import ApiUsage, InboxItem, Matter, ModelCall, Session
 from storage.repos import discovery as discovery_repo
 from storage.repos import memory_indexes, model_calls, outbox

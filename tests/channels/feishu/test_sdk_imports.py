@@ -1,7 +1,7 @@
 """With Feishu configured, the service loads only the parts of the lark-oapi SDK it uses.
 
 Any import from the SDK normally runs `lark_oapi/__init__.py`, which imports every API service
-(about 160 MB resident); `sources/feishu_sdk.py` defers the SDK's package `__init__`s and
+(about 160 MB resident); `sources/feishu/sdk.py` defers the SDK's package `__init__`s and
 imports the modules we use by name. This pins that a running app with a Feishu app (webhook
 and long connection, against the fake) and the history source run none of those `__init__`s
 and never import `lark_oapi.client` (which imports every service); that the long-connection
@@ -55,7 +55,7 @@ async def main():
                 async with app.http.get(f"{app.url}/readyz") as resp:
                     return resp.status == 200
             await wait_until(ready, timeout=30)
-            import sources.feishu  # the history source (a scheduled sync imports it too)
+            import sources.feishu.history  # the history source (a scheduled sync imports it too)
             mods = sorted(m for m in sys.modules if m.startswith("lark_oapi"))
             print("RESULT", json.dumps({
                 "lark_modules": len(mods),
@@ -69,7 +69,7 @@ asyncio.run(main())
 """
 
 WHOLE_SDK = """
-import sources.feishu_sdk
+import sources.feishu.sdk
 import lark_oapi as lark
 from lark_oapi.api.im.v1 import CreateMessageRequest, P2ImMessageReceiveV1
 client = lark.Client.builder().app_id("a").app_secret("s").build()
@@ -114,7 +114,7 @@ def test_only_feishu_sdk_imports_the_sdk() -> None:
     offenders = []
     for package in ("bot", "sources", "storage"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            if path == ROOT / "sources" / "feishu_sdk.py":
+            if path == ROOT / "sources" / "feishu" / "sdk.py":
                 continue
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 names = (
@@ -126,4 +126,4 @@ def test_only_feishu_sdk_imports_the_sdk() -> None:
                 )
                 if any(name == "lark_oapi" or name.startswith("lark_oapi.") for name in names):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert offenders == [], "import the SDK's pieces from sources.feishu_sdk"
+    assert offenders == [], "import the SDK's pieces from sources.feishu.sdk"

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.memory.follower import GAP_TIMEOUT, Follower
 from bot.memory.search import SearchService
-from sources.feishu_records import KIND as FEISHU
+from sources.feishu.records import KIND as FEISHU
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import sources as repo

@@ -22,9 +22,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.config import Settings
 from bot.host.timers import TOPIC as TIMERS_TOPIC
 from bot.host.workers import Worker
+from bot.memory.source_index import SourceIndexer, SourceIndexWorker
 from bot.services import Services
-from bot.sources.adapters import build_adapters, configured_kinds, not_configured
-from bot.sources.index import SourceIndexer, SourceIndexWorker
+from bot.sync.adapters import build_adapters, configured_kinds, not_configured
 from sources.base import SourceAdapter
 from sources.runner import SyncRunner
 from storage.models import Timer

@@ -8,8 +8,8 @@ from typing import Any
 from bot.channels.messages import Mention
 from bot.config import Settings
 from sources.base import SourceAdapter
-from sources.feishu_records import KIND as FEISHU
-from sources.feishu_records import MentionRef
+from sources.feishu.records import KIND as FEISHU
+from sources.feishu.records import MentionRef
 from storage.db import Database
 
 EMAIL = "email"
@@ -49,8 +49,8 @@ def build_adapters(
     adapters: dict[str, SourceAdapter] = {}
     if FEISHU in wanted and settings.feishu_configured:
         from bot.channels.feishu.api import FeishuApi
-        from bot.sources.usage import BatchedUsageCounter
-        from sources.feishu import FeishuHistory
+        from bot.sync.usage import BatchedUsageCounter
+        from sources.feishu.history import FeishuHistory
 
         assert settings.feishu_app_id and settings.feishu_app_secret
         usage = BatchedUsageCounter(db, "feishu", settings.tz)

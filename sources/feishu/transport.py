@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import httpx
 
-from sources.feishu_sdk import BaseRequest, BaseResponse, RawResponse, RequestOption
+from sources.feishu.sdk import BaseRequest, BaseResponse, RawResponse, RequestOption
 
 MAX_CONCURRENT_CALLS = 4
 MIN_CALL_GAP = 0.25  # seconds between call starts

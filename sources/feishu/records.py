@@ -2,7 +2,7 @@
 Feishu `message_id` in source `feishu:<chat_id>`, scoped `dm:<peer open_id>` or
 `group:<chat_id>`. Whichever path writes a message first wins; the other is a no-op.
 
-Kept apart from `sources.feishu` so ingest does not import the Feishu SDK.
+Kept apart from `sources.feishu.history` so ingest does not import the Feishu SDK.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from bot.sources.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, configured_kinds
-from bot.sources.component import SYNC_TOPIC
-from bot.sources.status import describe, load_status
-from sources.feishu_records import source_name
+from bot.sync.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, configured_kinds
+from bot.sync.component import SYNC_TOPIC
+from bot.sync.status import describe, load_status
+from sources.feishu.records import source_name
 from storage.repos import source_shares
 from storage.repos import sources as repo
 from storage.types import utcnow

@@ -41,7 +41,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import select
 
 from sources.base import Cursor, Observation, Page, SyncRequest, Unit, UnitState
-from sources.feishu_records import (
+from sources.feishu.records import (
     KIND,
     PLATFORM,
     MentionRef,
@@ -49,8 +49,8 @@ from sources.feishu_records import (
     message_record,
     source_name,
 )
-from sources.feishu_sdk import BaseResponse, ListChatRequest, ListMessageRequest, RequestOption
-from sources.feishu_transport import (
+from sources.feishu.sdk import BaseResponse, ListChatRequest, ListMessageRequest, RequestOption
+from sources.feishu.transport import (
     JsonResponse,
     KeptAliveTransport,
     Pacer,

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 from bot.cli.database import open_database
 from bot.config import Settings
-from bot.sources.adapters import HOW_TO_CONFIGURE, KINDS, build_adapters
-from bot.sources.status import format_table, load_status
+from bot.sync.adapters import HOW_TO_CONFIGURE, KINDS, build_adapters
+from bot.sync.status import format_table, load_status
 from sources.runner import RunResult, SyncRunner, parse_since
 from storage.db import DatabaseNotReady
 
@@ -82,7 +82,7 @@ async def run_sync_now(
 ) -> int:
     from bot.host.workers import new_instance_id
     from bot.memory.search import SearchService, open_index
-    from bot.sources.index import SourceIndexer
+    from bot.memory.source_index import SourceIndexer
 
     out = out or sys.stdout
     try:
