@@ -122,8 +122,8 @@ def bare_app(database_url: str) -> web.Application:
 
     async def handle(request: web.Request) -> web.Response:
         body = json.loads(await request.read())
-        async with state["db"].write() as session:
-            await session.execute(insert(BARE_TABLE).values(received_at=utcnow(), payload=body))
+        async with state["db"].write() as tx:
+            await tx.execute(insert(BARE_TABLE).values(received_at=utcnow(), payload=body))
         return web.json_response({"msg": "success"})
 
     async def database_ctx(_app: web.Application) -> AsyncIterator[None]:

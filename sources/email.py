@@ -280,13 +280,13 @@ class EmailSource:
         return await asyncio.to_thread(self._observe)
 
     def _observe(self) -> Observation:
-        session = ImapSession(self.settings)
+        imap = ImapSession(self.settings)
         try:
             now = datetime.now(UTC).isoformat()
             units = []
             for mailbox in self.settings.mailboxes:
                 try:
-                    status = session.status(mailbox)
+                    status = imap.status(mailbox)
                     units.append(
                         Unit(
                             source_name(mailbox),
@@ -306,7 +306,7 @@ class EmailSource:
                         )
                     )
         finally:
-            session.close()
+            imap.close()
         cursor = {
             "server": f"{self.settings.host}:{self.settings.port}",
             "user": self.settings.user,
@@ -317,18 +317,18 @@ class EmailSource:
 
     async def sync(self, unit: UnitState, request: SyncRequest) -> AsyncGenerator[Page, None]:
         mailbox = unit.name.split(":", 1)[1]
-        session = await asyncio.to_thread(ImapSession, self.settings)
+        imap = await asyncio.to_thread(ImapSession, self.settings)
         try:
-            async for page in self._sync(session, mailbox, unit, request):
+            async for page in self._sync(imap, mailbox, unit, request):
                 yield page
         finally:
-            await asyncio.to_thread(session.close)
+            await asyncio.to_thread(imap.close)
 
     async def _sync(
-        self, session: ImapSession, mailbox: str, unit: UnitState, request: SyncRequest
+        self, imap: ImapSession, mailbox: str, unit: UnitState, request: SyncRequest
     ) -> AsyncIterator[Page]:
         cursor = MailCursor.load(unit.synced_cursor)
-        uidvalidity, _count = await asyncio.to_thread(session.examine, mailbox)
+        uidvalidity, _count = await asyncio.to_thread(imap.examine, mailbox)
         if cursor.uidvalidity is not None and cursor.uidvalidity != uidvalidity:
             log.warning(
                 "%s: UIDVALIDITY changed (%s -> %s): reading the mailbox again",
@@ -341,36 +341,36 @@ class EmailSource:
         backfill: list[int] = []
         if cursor.last_uid == 0:
             since = request.since or cursor.since
-            fresh = await asyncio.to_thread(session.search, 1, None, since)
+            fresh = await asyncio.to_thread(imap.search, 1, None, since)
             cursor.since = since
         else:
-            fresh = await asyncio.to_thread(session.search, cursor.last_uid + 1, None, None)
+            fresh = await asyncio.to_thread(imap.search, cursor.last_uid + 1, None, None)
             if (
                 request.since is not None
                 and cursor.since is not None
                 and request.since < cursor.since
             ):
                 backfill = await asyncio.to_thread(
-                    session.search, 1, cursor.last_uid, request.since
+                    imap.search, 1, cursor.last_uid, request.since
                 )
         total = len(backfill) + len(fresh)
         for start in range(0, len(backfill), self.batch):
             uids = backfill[start : start + self.batch]
-            records = await asyncio.to_thread(self._read, session, mailbox, uidvalidity, uids)
+            records = await asyncio.to_thread(self._read, imap, mailbox, uidvalidity, uids)
             yield Page(records, None, total)  # the cursor moves once the backfill is whole
         if backfill:
             cursor.since = request.since
         for start in range(0, len(fresh), self.batch):
             uids = fresh[start : start + self.batch]
-            records = await asyncio.to_thread(self._read, session, mailbox, uidvalidity, uids)
+            records = await asyncio.to_thread(self._read, imap, mailbox, uidvalidity, uids)
             cursor.last_uid = max(cursor.last_uid, uids[-1])
             yield Page(records, cursor.dump(), total)
         yield Page([], cursor.dump(), total)
 
     def _read(
-        self, session: ImapSession, mailbox: str, uidvalidity: int, uids: list[int]
+        self, imap: ImapSession, mailbox: str, uidvalidity: int, uids: list[int]
     ) -> list[NewRecord]:
-        meta = session.meta(uids)
+        meta = imap.meta(uids)
         large = {u for u in uids if u in meta and meta[u].size > LARGE_MAIL_BYTES}
         raw: dict[int, bytes] = {}
         group: list[int] = []
@@ -378,11 +378,11 @@ class EmailSource:
         for uid in [u for u in uids if u in meta]:  # one FETCH per FETCH_BYTES or so
             size = min(meta[uid].size, LARGE_MAIL_BYTES)
             if group and group_bytes + size > FETCH_BYTES:
-                raw.update(_split_bodies(session, group, large))
+                raw.update(_split_bodies(imap, group, large))
                 group, group_bytes = [], 0
             group.append(uid)
             group_bytes += size
-        raw.update(_split_bodies(session, group, large))
+        raw.update(_split_bodies(imap, group, large))
         records = []
         for uid in uids:
             if uid not in raw:  # expunged meanwhile
@@ -393,9 +393,9 @@ class EmailSource:
         return records
 
 
-def _split_bodies(session: ImapSession, uids: list[int], large: set[int]) -> dict[int, bytes]:
-    out = session.bodies([u for u in uids if u not in large])
-    out.update(session.bodies([u for u in uids if u in large], LARGE_MAIL_BYTES))
+def _split_bodies(imap: ImapSession, uids: list[int], large: set[int]) -> dict[int, bytes]:
+    out = imap.bodies([u for u in uids if u not in large])
+    out.update(imap.bodies([u for u in uids if u in large], LARGE_MAIL_BYTES))
     return out
 
 

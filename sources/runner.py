@@ -144,11 +144,11 @@ class SyncRunner:
 
     async def run_next(self, progress: Progress | None = None) -> bool:
         """Claim the longest-waiting requested source and run it; False when none waits."""
-        async with self.db.read() as session:
-            if not await repo.has_wanted(session, utcnow()):
+        async with self.db.read() as tx:
+            if not await repo.has_wanted(tx, utcnow()):
                 return False
-        async with self.db.write() as session:
-            row = await repo.claim_wanted(session, owner=self.owner, now=utcnow(), lease=self.lease)
+        async with self.db.write() as tx:
+            row = await repo.claim_wanted(tx, owner=self.owner, now=utcnow(), lease=self.lease)
             claimed = Claimed.of(row) if row is not None else None
         if claimed is None:
             return False
@@ -229,10 +229,10 @@ class SyncRunner:
         else:
             wanted = [u for u in units if u.syncable]
         now = utcnow()
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             for unit in units:
                 await repo.ensure(
-                    session,
+                    tx,
                     name=unit.name,
                     kind=claimed.kind,
                     scope=unit.scope,
@@ -241,9 +241,9 @@ class SyncRunner:
                     now=now,
                 )
                 if unit.error is not None:
-                    await repo.record_error(session, [unit.name], unit.error, now)
+                    await repo.record_error(tx, [unit.name], unit.error, now)
             seen = {u.name for u in units}
-            for row in await repo.all_sources(session, claimed.kind):
+            for row in await repo.all_sources(tx, claimed.kind):
                 if row.name != claimed.name and row.name not in seen:
                     gone = dict(row.observed_cursor or {})
                     gone.update(present=False, observed_at=now.isoformat())
@@ -251,7 +251,7 @@ class SyncRunner:
             if mark_units:
                 names = [u.name for u in wanted if u.error is None]
                 unit_request = {"since": request["since"]} if request.get("since") else None
-                await repo.request_sync(session, names, now, unit_request)
+                await repo.request_sync(tx, names, now, unit_request)
         if mark_units and wanted and self.on_wanted is not None:
             await self.on_wanted()
         problem = f"not found: {', '.join(sorted(missing))}" if missing else None
@@ -311,10 +311,10 @@ class SyncRunner:
         self, claimed: Claimed, records: list[NewRecord], cursor: Cursor | None
     ) -> list[tuple[int, NewRecord]]:
         now = utcnow()
-        async with self.db.write() as session:
-            inserted = await repo.insert_records(session, records, now)
+        async with self.db.write() as tx:
+            inserted = await repo.insert_records(tx, records, now)
             if not await repo.advance(
-                session,
+                tx,
                 claimed.id,
                 self.owner,
                 synced_cursor=cursor,
@@ -333,9 +333,9 @@ class SyncRunner:
         while True:
             await asyncio.sleep(interval)
             try:
-                async with self.db.write() as session:
+                async with self.db.write() as tx:
                     held = await repo.renew(
-                        session, source_id, self.owner, now=utcnow(), lease=self.lease
+                        tx, source_id, self.owner, now=utcnow(), lease=self.lease
                     )
             except Exception as exc:  # a database hiccup: the page commit will tell
                 log.warning("could not renew a source lease: %s", exc)
@@ -347,8 +347,8 @@ class SyncRunner:
     # ---- bookkeeping ---------------------------------------------------------------------
 
     async def ensure_account(self, kind: str) -> None:
-        async with self.db.write() as session:
-            await repo.ensure(session, name=kind, kind=kind, scope=None, title=None, now=utcnow())
+        async with self.db.write() as tx:
+            await repo.ensure(tx, name=kind, kind=kind, scope=None, title=None, now=utcnow())
 
     async def _finish(
         self,
@@ -360,9 +360,9 @@ class SyncRunner:
         propagate: str | None = None,
     ) -> None:
         now = utcnow()
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             held = await repo.finish(
-                session,
+                tx,
                 claimed.id,
                 self.owner,
                 now=now,
@@ -377,7 +377,7 @@ class SyncRunner:
                 # Units nobody is syncing show the failure too: their status must not read
                 # as "no changes" while the source cannot be reached.
                 names = (
-                    await session.scalars(
+                    await tx.scalars(
                         select(Source.name).where(
                             Source.kind == claimed.kind,
                             Source.name != claimed.name,
@@ -385,14 +385,14 @@ class SyncRunner:
                         )
                     )
                 ).all()
-                await repo.record_error(session, list(names), propagate, now)
+                await repo.record_error(tx, list(names), propagate, now)
 
     async def _claim_named(self, name: str, *, wait: float) -> Claimed | None:
         deadline = asyncio.get_running_loop().time() + wait
         while True:
-            async with self.db.write() as session:
+            async with self.db.write() as tx:
                 row = await repo.claim_named(
-                    session, name, owner=self.owner, now=utcnow(), lease=self.lease
+                    tx, name, owner=self.owner, now=utcnow(), lease=self.lease
                 )
                 claimed = Claimed.of(row) if row is not None else None
             if claimed is not None or asyncio.get_running_loop().time() >= deadline:
@@ -400,9 +400,9 @@ class SyncRunner:
             await asyncio.sleep(0.5)
 
     async def _holder(self, name: str) -> str:
-        async with self.db.read() as session:
-            return await repo.holder(session, name, utcnow()) or "another process"
+        async with self.db.read() as tx:
+            return await repo.holder(tx, name, utcnow()) or "another process"
 
     async def release(self) -> int:
-        async with self.db.write() as session:
-            return await repo.release(session, self.owner)
+        async with self.db.write() as tx:
+            return await repo.release(tx, self.owner)

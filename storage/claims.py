@@ -56,7 +56,7 @@ def lease_is_free(model: type[Claimable], now: datetime) -> ColumnElement[bool]:
 
 
 async def exists_claimable(
-    session: AsyncSession,
+    tx: AsyncSession,
     model: type[Claimable],
     *,
     where: Sequence[ColumnElement[bool]],
@@ -65,11 +65,11 @@ async def exists_claimable(
     """A read-only probe: idle workers call it before claiming, so on SQLite an idle poll
     does not take the single write lock."""
     stmt = select(literal(1)).select_from(model).where(*where, lease_is_free(model, now))
-    return (await session.scalar(stmt.limit(1))) is not None
+    return (await tx.scalar(stmt.limit(1))) is not None
 
 
 async def claim_rows(
-    session: AsyncSession,
+    tx: AsyncSession,
     model: type[T],
     *,
     where: Sequence[ColumnElement[bool]],
@@ -86,16 +86,16 @@ async def claim_rows(
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
-    rows = list((await session.scalars(stmt)).all())
+    rows = list((await tx.scalars(stmt)).all())
     for row in rows:
         row.lease_owner = owner
         row.lease_expires_at = now + lease
-    await session.flush()
+    await tx.flush()
     return rows
 
 
 async def renew_rows(
-    session: AsyncSession,
+    tx: AsyncSession,
     model: type[Claimable],
     owner: str,
     ids: Sequence[Any],
@@ -109,16 +109,16 @@ async def renew_rows(
         .where(model.lease_owner == owner, model.id.in_(ids))  # type: ignore[attr-defined]
         .values(lease_expires_at=now + lease)
     )
-    result = await session.execute(stmt)
+    result = await tx.execute(stmt)
     return int(getattr(result, "rowcount", 0) or 0)
 
 
 async def release_rows(
-    session: AsyncSession, model: type[Claimable], owner: str, ids: Sequence[Any] | None = None
+    tx: AsyncSession, model: type[Claimable], owner: str, ids: Sequence[Any] | None = None
 ) -> int:
     """Give claims back (all of this owner's, or just `ids`); returns how many."""
     stmt = update(model).where(model.lease_owner == owner)
     if ids is not None:
         stmt = stmt.where(model.id.in_(ids))  # type: ignore[attr-defined]
-    result = await session.execute(stmt.values(lease_owner=None, lease_expires_at=None))
+    result = await tx.execute(stmt.values(lease_owner=None, lease_expires_at=None))
     return int(getattr(result, "rowcount", 0) or 0)

@@ -51,20 +51,20 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
-        async with self.sessions() as session:
-            yield session
+        async with self.sessions() as tx:
+            yield tx
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
         """A transaction that commits on success and rolls back on error."""
         if self.is_sqlite:
-            async with self._write_lock, self.sessions() as session:
-                await session.connection(execution_options={_WRITE_OPTION: True})
-                async with _commit_or_rollback(session):
-                    yield session
+            async with self._write_lock, self.sessions() as tx:
+                await tx.connection(execution_options={_WRITE_OPTION: True})
+                async with _commit_or_rollback(tx):
+                    yield tx
         else:
-            async with self.sessions() as session, _commit_or_rollback(session):
-                yield session
+            async with self.sessions() as tx, _commit_or_rollback(tx):
+                yield tx
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:
@@ -85,13 +85,13 @@ class Database:
 
 
 @asynccontextmanager
-async def _commit_or_rollback(session: AsyncSession) -> AsyncIterator[None]:
+async def _commit_or_rollback(tx: AsyncSession) -> AsyncIterator[None]:
     try:
         yield
     except BaseException:
-        await session.rollback()
+        await tx.rollback()
         raise
-    await session.commit()
+    await tx.commit()
 
 
 def describe_error(exc: BaseException, url: str | None = None) -> str:

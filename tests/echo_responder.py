@@ -28,17 +28,17 @@ class EchoResponder(Worker):
 
     async def run_once(self) -> bool:
         db = self.services.db
-        async with db.write() as session:
-            ids = await inbox.conversations_with_pending(session, limit=1)
+        async with db.write() as tx:
+            ids = await inbox.conversations_with_pending(tx, limit=1)
             if not ids:
                 return False
-            conversation = await conversations.get(session, ids[0])
+            conversation = await conversations.get(tx, ids[0])
             assert conversation is not None
-            items: list[InboxItem] = await inbox.pending_for_conversation(session, ids[0])
+            items: list[InboxItem] = await inbox.pending_for_conversation(tx, ids[0])
             for item in items:
                 message = item.payload
                 await outbox.enqueue(
-                    session,
+                    tx,
                     idempotency_key=f"echo-{item.id}",
                     platform=conversation.platform,
                     chat_id=conversation.chat_id,
@@ -49,7 +49,7 @@ class EchoResponder(Worker):
                     in_thread=bool(message.get("thread_id")),
                     now=utcnow(),
                 )
-            await inbox.mark_delivered(session, [i.id for i in items], "echo", utcnow())
+            await inbox.mark_delivered(tx, [i.id for i in items], "echo", utcnow())
         await self.services.notifier.notify(OUTBOX_TOPIC)
         return True
 

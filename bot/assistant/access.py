@@ -31,14 +31,14 @@ class Role(StrEnum):
         return self in (Role.OWNER, Role.ADMIN)
 
 
-async def role_of(session: AsyncSession, settings: Settings, platform: str, open_id: str) -> Role:
+async def role_of(tx: AsyncSession, settings: Settings, platform: str, open_id: str) -> Role:
     if open_id == settings.owner:
         return Role.OWNER
     if platform == CONSOLE_PLATFORM and open_id == console_identity(settings):
         return Role.OWNER
     if platform == CONSOLE_PLATFORM and open_id == CONSOLE_ADMIN:
         return Role.ADMIN  # the console's test admin, for trying admin commands in a group
-    if open_id in settings.admins or await admins.exists(session, open_id):
+    if open_id in settings.admins or await admins.exists(tx, open_id):
         return Role.ADMIN
     return Role.USER
 

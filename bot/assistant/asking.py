@@ -25,16 +25,16 @@ def latest_message(ctx: TurnContext) -> BatchItem | None:
 async def asker_of(ctx: TurnContext) -> Asker:
     latest = latest_message(ctx)
     services, conv = ctx.services, ctx.conversation
-    async with services.db.read() as session:
+    async with services.db.read() as tx:
         if latest is not None:
             open_id = str(latest.payload.get("sender_id"))
-            role = latest.role or await role_of(session, services.settings, conv.platform, open_id)
+            role = latest.role or await role_of(tx, services.settings, conv.platform, open_id)
         else:
             open_id = participant(conv) or ""
             role = (
-                await role_of(session, services.settings, conv.platform, open_id)
+                await role_of(tx, services.settings, conv.platform, open_id)
                 if open_id
                 else Role.USER
             )
-        visibility = await visibility_of(session, services.settings, conv, open_id or None)
+        visibility = await visibility_of(tx, services.settings, conv, open_id or None)
     return Asker(open_id, role, visibility)

@@ -49,8 +49,8 @@ def register_core_commands(registry: CommandRegistry) -> None:
         if args[0] == "list":
             if len(args) != 1:
                 raise UsageError()
-            async with db.read() as session:
-                added = await admins.all_ids(session)
+            async with db.read() as tx:
+                added = await admins.all_ids(tx)
             env = [a for a in settings.admins if a not in added]
             lines = [f"owner: {settings.owner or '(MAKA_OWNER not set)'}"]
             lines += [f"admin: {a} (MAKA_ADMINS)" for a in env]
@@ -61,13 +61,13 @@ def register_core_commands(registry: CommandRegistry) -> None:
         target = ctx.mentioned_open_id(args[1])
         if target is None:
             raise UsageError(f"cannot tell who {args[1]} is: @mention them")
-        async with db.write() as session:
+        async with db.write() as tx:
             if args[0] == "add":
-                added_now = await admins.add(session, target, ctx.sender_id, utcnow())
+                added_now = await admins.add(tx, target, ctx.sender_id, utcnow())
                 return f"{target} is now an admin." if added_now else f"{target} is an admin."
             if target in settings.admins:
                 return f"{target} is an admin through MAKA_ADMINS; change it there."
-            removed = await admins.remove(session, target)
+            removed = await admins.remove(tx, target)
             return f"{target} is no longer an admin." if removed else f"{target} was not an admin."
 
 
@@ -79,9 +79,9 @@ async def status_report(ctx: CommandContext) -> str:
     everything = ctx.visibility.everything
     within = ctx.visibility.only_conversation
     where = "" if everything else " in this chat"
-    async with services.db.read() as session:
-        pending_inbox = await inbox.count_pending(session, within)
-        outbox_states = await outbox.count_by_state(session, within)
+    async with services.db.read() as tx:
+        pending_inbox = await inbox.count_pending(tx, within)
+        outbox_states = await outbox.count_by_state(tx, within)
     states = services.host.status().items()
     pending, failed, uncertain = (
         outbox_states.get(k, 0) for k in ("pending", "failed", "uncertain")
@@ -101,8 +101,8 @@ async def status_report(ctx: CommandContext) -> str:
     if not everything:
         return "\n".join([*lines, f"model: {model}; usage is shown in the owner's DM"])
     start_of_day = datetime.combine(utcnow().astimezone(tz).date(), time(), tz)
-    async with services.db.read() as session:
-        usage = await model_calls.usage_since(session, start_of_day)
+    async with services.db.read() as tx:
+        usage = await model_calls.usage_since(tx, start_of_day)
     feishu = await ApiUsageCounter(services.db, "feishu", tz).totals()
     return "\n".join(
         [

@@ -49,11 +49,11 @@ class Context:
     new_summary: tuple[str, int] | None  # (text, covered_seq) to store, when turns were folded
 
 
-async def load_context(session: AsyncSession, session_id: int, budget_tokens: int) -> Context:
-    latest = await sessions.latest_event(session, session_id, "summary")
+async def load_context(tx: AsyncSession, session_id: int, budget_tokens: int) -> Context:
+    latest = await sessions.latest_event(tx, session_id, "summary")
     summary = latest.text if latest else ""
     covered = int((latest.payload or {}).get("covered_seq", 0)) if latest else 0
-    events = await sessions.events_after(session, session_id, covered, ("user", "assistant"))
+    events = await sessions.events_after(tx, session_id, covered, ("user", "assistant"))
     turns = _pair(events)
 
     remaining = budget_tokens - estimate_tokens(summary)

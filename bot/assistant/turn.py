@@ -51,15 +51,15 @@ class BotTurn:
 
     async def run(self, conversation_id: int) -> None:
         services = self.services
-        async with services.db.write() as session:
-            conv = await conversations.get(session, conversation_id)
+        async with services.db.write() as tx:
+            conv = await conversations.get(tx, conversation_id)
             assert conv is not None
-            rows = await inbox.pending_for_conversation(session, conversation_id)
+            rows = await inbox.pending_for_conversation(tx, conversation_id)
             coordination = await sessions.coordination_for(
-                session, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
+                tx, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
             )
             batch = [BatchItem.of(row) for row in rows]
-            await assign_roles(session, services.settings, conv.platform, batch)
+            await assign_roles(tx, services.settings, conv.platform, batch)
         if not batch:
             return
         view = ConversationView(
@@ -83,8 +83,8 @@ class BotTurn:
         assert role is not None
         sender = str(item.payload.get("sender_id"))
         if self.commands.is_command(text):
-            async with self.services.db.read() as session:
-                visibility = await visibility_of(session, self.services.settings, conv, sender)
+            async with self.services.db.read() as tx:
+                visibility = await visibility_of(tx, self.services.settings, conv, sender)
             reply = await self.commands.dispatch(
                 CommandContext(
                     self.services,
@@ -116,9 +116,9 @@ class BotTurn:
             if any(item.is_message for item in items):
                 await ctx.send(NO_MODEL_REPLY)
             return
-        async with self.services.db.read() as session:
+        async with self.services.db.read() as tx:
             context = await history.load_context(
-                session, session_id, self._history_budget(ctx, items)
+                tx, session_id, self._history_budget(ctx, items)
             )
         prompt = [
             Message.system(system_prompt(self.services.settings, ctx.conversation, context.summary))
@@ -164,18 +164,18 @@ class BotTurn:
             )
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
         told: list[tuple[Session, list[SessionEvent]]] = []
-        async with self.services.db.write() as session:
-            await inbox.mark_delivered(session, [item.id for item in handled], ctx.turn_key, now)
+        async with self.services.db.write() as tx:
+            await inbox.mark_delivered(tx, [item.id for item in handled], ctx.turn_key, now)
             if not events:
                 return [], told
-            logged = await sessions.append_events(session, session_id, events, now)
-            await sessions.touch(session, session_id, now)
+            logged = await sessions.append_events(tx, session_id, events, now)
+            await sessions.touch(tx, session_id, now)
             for task_id in _tasks_updated(model_items) if ctx.sent else ():
-                task = await session.get(Session, task_id)
+                task = await tx.get(Session, task_id)
                 if task is not None:
                     told_user = ("assistant", "\n\n".join(ctx.sent), {"told_user": True})
                     told.append(
-                        (task, await sessions.append_events(session, task_id, [told_user], now))
+                        (task, await sessions.append_events(tx, task_id, [told_user], now))
                     )
         return logged, told
 

@@ -130,10 +130,10 @@ class TurnContext:
         be mere text, so they stay for the next turn, which answers them as such."""
         known = {item.id for item in self.batch}
         settings, conv = self.services.settings, self.conversation
-        async with self.services.db.read() as session:
-            rows = await inbox.pending_for_conversation(session, conv.id)
+        async with self.services.db.read() as tx:
+            rows = await inbox.pending_for_conversation(tx, conv.id)
             fresh = [BatchItem.of(row) for row in rows if row.id not in known]
-            await assign_roles(session, settings, conv.platform, fresh)
+            await assign_roles(tx, settings, conv.platform, fresh)
         fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:
             self._assign_ref(item)
@@ -173,12 +173,12 @@ class TurnContext:
 
 
 async def assign_roles(
-    session: AsyncSession, settings: Settings, platform: str, items: list[BatchItem]
+    tx: AsyncSession, settings: Settings, platform: str, items: list[BatchItem]
 ) -> None:
     for item in items:
         if item.is_message:
             sender = str(item.payload.get("sender_id"))
-            item.role = await role_of(session, settings, platform, sender)
+            item.role = await role_of(tx, settings, platform, sender)
 
 
 def answered_without_model(settings: Settings, chat_type: str, item: BatchItem) -> bool:
@@ -206,9 +206,9 @@ async def enqueue_reply(
 ) -> bool:
     """Write one reply to the outbox; False if this key was written before."""
     content_type, content = _content(text)
-    async with services.db.write() as session:
+    async with services.db.write() as tx:
         row_id = await outbox.enqueue(
-            session,
+            tx,
             idempotency_key=key,
             platform=conversation.platform,
             chat_id=conversation.chat_id,

@@ -88,7 +88,7 @@ def is_owner_dm(settings: Settings, conversation: ConversationLike) -> bool:
 
 
 async def visibility_of(
-    session: AsyncSession,
+    tx: AsyncSession,
     settings: Settings,
     conversation: ConversationLike | None,
     requester: str | None = None,
@@ -99,7 +99,7 @@ async def visibility_of(
     acting = requester if requester is not None else participant(conversation)
     if is_owner_dm(settings, conversation) and acting == conversation.peer_open_id:
         return Visibility(everything=True, conversation_id=conversation.id)
-    shared = await source_shares.shared_with(session, conversation.id)
+    shared = await source_shares.shared_with(tx, conversation.id)
     own = conversation_scope(conversation)
     scopes = {own} if own else set()
     scopes |= {s.scope for s in shared if s.scope}

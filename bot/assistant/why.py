@@ -25,8 +25,8 @@ def register_why_command(registry: CommandRegistry) -> None:
         if len(args) != 1 or not args[0].lstrip("#").isdigit():
             raise UsageError()
         item_id = int(args[0].lstrip("#"))
-        async with ctx.services.db.read() as s:
-            item = await s.get(InboxItem, item_id)
+        async with ctx.services.db.read() as tx:
+            item = await tx.get(InboxItem, item_id)
             mine = item is not None and item.conversation_id == ctx.conversation_id
             if item is None or not mine or item.kind == "user_message":
                 return f"No message {item_id} of mine here."
@@ -34,7 +34,7 @@ def register_why_command(registry: CommandRegistry) -> None:
             if item.batch_id:
                 batch = list(
                     (
-                        await s.scalars(
+                        await tx.scalars(
                             select(InboxItem)
                             .where(InboxItem.batch_id == item.batch_id)
                             .order_by(InboxItem.id)
@@ -42,28 +42,28 @@ def register_why_command(registry: CommandRegistry) -> None:
                     ).all()
                 )
             lines = [
-                await explain(s, i, ctx.services.settings.tz)
+                await explain(tx, i, ctx.services.settings.tz)
                 for i in batch
                 if i.kind != "user_message"
             ]
         return "\n".join(["I wrote because of:", *lines])
 
 
-async def explain(s: AsyncSession, item: InboxItem, tz: tzinfo) -> str:
+async def explain(tx: AsyncSession, item: InboxItem, tz: tzinfo) -> str:
     """One notice and what stands behind it, as a line (also shown on the status page)."""
     when = item.created_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
     payload = item.payload
     if item.kind == "finding":
-        finding = await s.get(Finding, int(payload.get("finding", 0)))
+        finding = await tx.get(Finding, int(payload.get("finding", 0)))
         if finding is not None:
             return (
                 f"- a discovery finding (F-{finding.id}, {when}): {finding.text} — evidence: "
                 f"{', '.join(finding.refs)} (ask me to show any of them)"
             )
     if item.kind == "task_update":
-        matter = await s.get(Matter, int(payload.get("matter_id", 0)))
+        matter = await tx.get(Matter, int(payload.get("matter_id", 0)))
         if matter is not None:
-            settle = await operations.latest(s, operations.SETTLE, matter.id)
+            settle = await operations.latest(tx, operations.SETTLE, matter.id)
             settled = ""
             if settle is not None:
                 outcome = settle.outcome or {}

@@ -66,22 +66,22 @@ class BotWorker(Worker):
                 await self.turn.run(conversation_id)
         finally:
             self._busy.discard(conversation_id)
-            async with self.services.db.write() as session:
-                await leases.release(session, lease_name(conversation_id), self.owner)
+            async with self.services.db.write() as tx:
+                await leases.release(tx, lease_name(conversation_id), self.owner)
         return True
 
     async def _take_a_conversation(self) -> int | None:
-        async with self.services.db.read() as session:
-            waiting = await inbox.conversations_with_pending(session, limit=50)
+        async with self.services.db.read() as tx:
+            waiting = await inbox.conversations_with_pending(tx, limit=50)
         for conversation_id in waiting:
             if conversation_id in self._busy:
                 continue
             self._busy.add(conversation_id)
             taken = False
             try:
-                async with self.services.db.write() as session:
+                async with self.services.db.write() as tx:
                     taken = await leases.acquire(
-                        session, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
+                        tx, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
                     )
             finally:  # a failed lease write must not leave the mark: this process would
                 if not taken:  # skip the conversation for good
@@ -91,9 +91,9 @@ class BotWorker(Worker):
         return None
 
     async def _renew(self, conversation_id: int) -> bool:
-        async with self.services.db.write() as session:
+        async with self.services.db.write() as tx:
             return await leases.acquire(
-                session, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
+                tx, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
             )
 
     async def _gather_burst(self, conversation_id: int) -> None:
@@ -101,8 +101,8 @@ class BotWorker(Worker):
         debounce = self.services.settings.bot_debounce
         waited = 0.0
         while debounce > 0 and waited < MAX_DEBOUNCE:
-            async with self.services.db.read() as session:
-                newest = await session.scalar(
+            async with self.services.db.read() as tx:
+                newest = await tx.scalar(
                     select(func.max(InboxItem.created_at)).where(
                         InboxItem.conversation_id == conversation_id,
                         InboxItem.delivered_at.is_(None),

@@ -26,15 +26,15 @@ class ApiUsageCounter:
     async def count(self, api: str) -> None:
         API_CALLS.labels(self.platform, api).inc()
         try:
-            async with self.db.write() as session:
+            async with self.db.write() as tx:
                 await api_usage.add(
-                    session, platform=self.platform, api=api, day=self._today().date(), calls=1
+                    tx, platform=self.platform, api=api, day=self._today().date(), calls=1
                 )
         except Exception as exc:  # counting must never stop a message from going out
             log.warning("could not count %s call %s: %s", self.platform, api, exc)
 
     async def totals(self, now: datetime | None = None) -> UsageTotals:
-        async with self.db.read() as session:
+        async with self.db.read() as tx:
             return await api_usage.totals(
-                session, platform=self.platform, today=self._today(now).date()
+                tx, platform=self.platform, today=self._today(now).date()
             )

@@ -137,12 +137,12 @@ class Ingest:
 
     async def _store(self, batch: list[_Pending]) -> list[IngestResult]:
         known: dict[tuple[str, str], _KnownConversation] = {}
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             for pending in batch:
                 key = (pending.msg.platform, pending.msg.chat_id)
                 if key not in known:
-                    known[key] = await self._conversation(session, pending.msg)
-            results = await self._store_in(session, batch, known)
+                    known[key] = await self._conversation(tx, pending.msg)
+            results = await self._store_in(tx, batch, known)
         # Remembered only once committed: a rolled-back conversation row must not be reused.
         self._conversations.update(known)
         # Other replicas heard of these at commit.
@@ -154,7 +154,7 @@ class Ingest:
 
     async def _store_in(
         self,
-        session: AsyncSession,
+        tx: AsyncSession,
         batch: list[_Pending],
         known: dict[tuple[str, str], _KnownConversation],
     ) -> list[IngestResult]:
@@ -163,7 +163,7 @@ class Ingest:
             for p in batch
         ]
         new_ids = await inbound.insert_many_if_new(
-            session,
+            tx,
             [
                 inbound.NewEvent(
                     platform=p.msg.platform,
@@ -205,19 +205,19 @@ class Ingest:
                     )
                 )
         if new_records:
-            await source_records.add_records(session, new_records, batch[0].now)
-            await self.notifier.publish(session, source_records.RECORDS_TOPIC)
+            await source_records.add_records(tx, new_records, batch[0].now)
+            await self.notifier.publish(tx, source_records.RECORDS_TOPIC)
         if to_inbox:
-            await inbox.append_many(session, to_inbox)
-            await self.notifier.publish(session, INBOX_TOPIC)
+            await inbox.append_many(tx, to_inbox)
+            await self.notifier.publish(tx, INBOX_TOPIC)
         return results
 
-    async def _conversation(self, session: AsyncSession, msg: InboundMessage) -> _KnownConversation:
+    async def _conversation(self, tx: AsyncSession, msg: InboundMessage) -> _KnownConversation:
         known = self._conversations.get((msg.platform, msg.chat_id))
         if known is not None and time.monotonic() - known.seen_at < self.CONVERSATION_TTL:
             return known
         row = await conversations.get_or_create(
-            session,
+            tx,
             platform=msg.platform,
             chat_id=msg.chat_id,
             chat_type=msg.chat_type,

@@ -24,7 +24,7 @@ CLAIM_LEASE = timedelta(seconds=15)
 
 @dataclass(frozen=True)
 class Claimed:
-    """A claimed outbox row as it was when claimed (the session that read it is closed)."""
+    """A claimed outbox row as it was when claimed (the transaction that read it is over)."""
 
     id: int
     key: str
@@ -62,12 +62,12 @@ class OutboxSender(Worker, ABC):
         self.lease = lease or CLAIM_LEASE
 
     async def run_once(self) -> bool:
-        async with self.db.read() as session:  # an idle poll only reads
-            if not await outbox.has_due(session, platform=self.platform, now=utcnow()):
+        async with self.db.read() as tx:  # an idle poll only reads
+            if not await outbox.has_due(tx, platform=self.platform, now=utcnow()):
                 return False
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             rows = await outbox.claim_due(
-                session,
+                tx,
                 platform=self.platform,
                 owner=self.instance_id,
                 now=utcnow(),
@@ -86,8 +86,8 @@ class OutboxSender(Worker, ABC):
         """Deliver the row and settle it (`outbox.finish` / `retry_later`, owner-checked)."""
 
     async def _renew(self, row_id: int) -> bool:
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             held = await claims.renew_rows(
-                session, OutboxMessage, self.instance_id, [row_id], lease=self.lease, now=utcnow()
+                tx, OutboxMessage, self.instance_id, [row_id], lease=self.lease, now=utcnow()
             )
         return bool(held)

@@ -46,11 +46,11 @@ def register_discovery_commands(registry: CommandRegistry) -> None:
         services = ctx.services
         now = utcnow()
         if action == "status":  # a read: the defaults stand in until the owner changes one
-            async with services.db.read() as s:
-                state = await repo.get_state(s) or repo.state_of(defaults_of(services), now)
+            async with services.db.read() as tx:
+                state = await repo.get_state(tx) or repo.state_of(defaults_of(services), now)
             return await discovery_status(services.db, state, services.settings.tz, now)
-        async with services.db.write() as s:
-            state = await repo.ensure_state(s, defaults_of(services), now)
+        async with services.db.write() as tx:
+            state = await repo.ensure_state(tx, defaults_of(services), now)
             answer = _change(state, action, rest[0] if rest else "")
             state.updated_at = now
         await services.notifier.notify(TOPIC)

@@ -65,44 +65,44 @@ class DiscoveryWorker(Worker):
         return beat.did != "idle"
 
     async def beat(self, now: datetime) -> Beat:
-        async with self.db.read() as s:  # an idle beat only reads
-            state = await repo.get_state(s) or repo.state_of(self.defaults, now)
-            open_round = await repo.unfinished_round(s)
+        async with self.db.read() as tx:  # an idle beat only reads
+            state = await repo.get_state(tx) or repo.state_of(self.defaults, now)
+            open_round = await repo.unfinished_round(tx)
         if not _due(state, now) and open_round is None:
             return Beat("idle")
-        async with self.db.write() as s:
-            await repo.ensure_state(s, self.defaults, now)
-            claimed = await repo.claim_state(s, owner=self.owner, lease=self.lease, now=now)
+        async with self.db.write() as tx:
+            await repo.ensure_state(tx, self.defaults, now)
+            claimed = await repo.claim_state(tx, owner=self.owner, lease=self.lease, now=now)
         if claimed is None:
             return Beat("idle")  # another replica beats
         try:
             return await self._beat(claimed, now)
         finally:
-            async with self.db.write() as s:
-                await claims.release_rows(s, DiscoveryState, self.owner, [claimed.id])
+            async with self.db.write() as tx:
+                await claims.release_rows(tx, DiscoveryState, self.owner, [claimed.id])
 
     async def _beat(self, state: DiscoveryState, now: datetime) -> Beat:
-        async with self.db.read() as s:
-            open_round = await repo.unfinished_round(s)
+        async with self.db.read() as tx:
+            open_round = await repo.unfinished_round(tx)
         if open_round is not None:  # a round the last process did not finish
             return await self._run(state, open_round, dict(open_round.watermark), now)
         if not _due(state, now):
             return Beat("idle")
         await self._record_feedback(now)
-        async with self.db.read() as s:
-            signals = await repo.signals(s, now, now.astimezone(self.tz).date(), LOOKAHEAD)
-            used = await model_calls.tokens_since(s, start_of_day(now, self.tz), PURPOSES)
+        async with self.db.read() as tx:
+            signals = await repo.signals(tx, now, now.astimezone(self.tz).date(), LOOKAHEAD)
+            used = await model_calls.tokens_since(tx, start_of_day(now, self.tz), PURPOSES)
         decision = decide(state, signals, now=now, tz=self.tz, tokens_today=used)
-        async with self.db.write() as s:
-            row = await s.get(DiscoveryState, state.id)
+        async with self.db.write() as tx:
+            row = await tx.get(DiscoveryState, state.id)
             assert row is not None
             row.next_round_at = now + timedelta(seconds=row.interval_seconds)
             row.updated_at = now
             row.run_requested = False  # this beat answers a /discovery run, run or skipped
             if not decision.run:
-                await repo.record_skip(s, decision.reason, now)
+                await repo.record_skip(tx, decision.reason, now)
                 return Beat("skipped", decision.reason)
-            round_ = await repo.open_round(s, decision.reason, signals, now)
+            round_ = await repo.open_round(tx, decision.reason, signals, now)
         return await self._run(state, round_, signals, now)
 
     async def _run(
@@ -110,10 +110,10 @@ class DiscoveryWorker(Worker):
     ) -> Beat:
         outcome = await self.runner.run(round_, state, now)
         if outcome.phase == "done":
-            async with self.db.read() as s:
-                after = await repo.signals(s, now, now.astimezone(self.tz).date(), LOOKAHEAD)
-            async with self.db.write() as s:
-                row = await s.get(DiscoveryState, state.id)
+            async with self.db.read() as tx:
+                after = await repo.signals(tx, now, now.astimezone(self.tz).date(), LOOKAHEAD)
+            async with self.db.write() as tx:
+                row = await tx.get(DiscoveryState, state.id)
                 assert row is not None
                 # What the round wrote itself (notes, deadlines noted) is not news next time.
                 row.watermark = {
@@ -131,28 +131,28 @@ class DiscoveryWorker(Worker):
         owner = self.runner.owner
         if not owner:
             return
-        async with self.db.read() as s:
-            waiting = await repo.awaiting_feedback(s, now - FEEDBACK_WINDOW)
+        async with self.db.read() as tx:
+            waiting = await repo.awaiting_feedback(tx, now - FEEDBACK_WINDOW)
             if not waiting:
                 return
             dm = None
             for platform in OWNER_PLATFORMS:
-                dm = dm or await conversations.find_dm(s, platform, owner)
+                dm = dm or await conversations.find_dm(tx, platform, owner)
             if dm is None:
                 return
             found: dict[int, str] = {}
             for finding in waiting:
                 assert finding.delivered_at is not None
-                words = await repo.owner_words_after(s, dm.id, finding.delivered_at, 2)
+                words = await repo.owner_words_after(tx, dm.id, finding.delivered_at, 2)
                 if words:
                     found[finding.id] = " / ".join(str(w.payload.get("text") or "") for w in words)[
                         :FEEDBACK_CHARS
                     ]
         if not found:
             return
-        async with self.db.write() as s:
+        async with self.db.write() as tx:
             for finding_id, text in found.items():
-                row = await s.get(Finding, finding_id)
+                row = await tx.get(Finding, finding_id)
                 if row is not None and row.feedback is None:
                     row.feedback, row.feedback_at = text, now
 

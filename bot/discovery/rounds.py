@@ -62,13 +62,13 @@ class RoundRunner:
         """`now` is the beat's time (findings are stamped with it)."""
         if round_.phase == "discovery":
             ctx = self._context(round_, "discovery")
-            async with self.db.read() as s:
-                notes = await repo.notes(s, limit=NOTEBOOK_SHOWN)
+            async with self.db.read() as tx:
+                notes = await repo.notes(tx, limit=NOTEBOOK_SHOWN)
             result = await self.discovery.run(ctx, discovery_briefing(round_.reason, notes, ctx))
             if not result.ok:
                 return await self._fail(round_, result.error or "failed")
-            async with self.db.write() as s:
-                row = await s.get(DiscoveryRound, round_.id)
+            async with self.db.write() as tx:
+                row = await tx.get(DiscoveryRound, round_.id)
                 assert row is not None
                 row.phase = "judgement"
             await self._log(state, "discovery", f"round {round_.id}: {ctx.notes_added} notes")
@@ -78,9 +78,9 @@ class RoundRunner:
         self, round_: DiscoveryRound, state: DiscoveryState, now: datetime
     ) -> RoundOutcome:
         ctx = self._context(round_, "judgement")
-        async with self.db.read() as s:
-            notes = await repo.notes(s, limit=NOTEBOOK_SHOWN)
-            earlier = await repo.delivered_findings(s, EARLIER_SHOWN)
+        async with self.db.read() as tx:
+            notes = await repo.notes(tx, limit=NOTEBOOK_SHOWN)
+            earlier = await repo.delivered_findings(tx, EARLIER_SHOWN)
         briefing = judgement_briefing(round_.reason, notes, earlier, ctx)
         result = await self.judgement.run(ctx, briefing)
         if not result.ok:
@@ -98,18 +98,18 @@ class RoundRunner:
         self, round_: DiscoveryRound, emitted: list[EmittedFinding], now: datetime
     ) -> RoundOutcome:
         delivered = repeats = 0
-        async with self.db.write() as s:
-            row = await s.get(DiscoveryRound, round_.id)
+        async with self.db.write() as tx:
+            row = await tx.get(DiscoveryRound, round_.id)
             assert row is not None
             if row.phase != "judgement":  # finished by someone else already
                 return RoundOutcome(row.phase)
-            dm = await self._owner_dm(s)
-            told = await repo.delivered_findings(s, limit=500)
+            dm = await self._owner_dm(tx)
+            told = await repo.delivered_findings(tx, limit=500)
             for ordinal, item in enumerate(emitted, start=1):
                 earlier = repeat_of(item.text, item.refs, told)
                 status = "repeat" if earlier else ("delivered" if dm else "undelivered")
                 finding = await repo.add_finding(
-                    s,
+                    tx,
                     Finding(round_id=row.id, ordinal=ordinal, text=item.text, refs=item.refs,
                             status=status, repeat_of=earlier.id if earlier else None,
                             delivered_at=now if status == "delivered" else None,
@@ -120,7 +120,7 @@ class RoundRunner:
                     continue
                 if dm is not None:
                     await inbox.append(
-                        s, kind=FINDING_KIND, payload=finding_payload(finding),
+                        tx, kind=FINDING_KIND, payload=finding_payload(finding),
                         conversation_id=dm, dedupe_key=f"finding:{finding.id}", created_at=now,
                     )  # fmt: skip
                     told.append(finding)
@@ -130,18 +130,18 @@ class RoundRunner:
             await self.notifier.notify(INBOX_TOPIC)
         return RoundOutcome("done", delivered, repeats)
 
-    async def _owner_dm(self, s: object) -> int | None:
+    async def _owner_dm(self, tx: object) -> int | None:
         if not self.owner:
             return None
         for platform in OWNER_PLATFORMS:
-            dm = await conversations.find_dm(s, platform, self.owner)  # type: ignore[arg-type]
+            dm = await conversations.find_dm(tx, platform, self.owner)  # type: ignore[arg-type]
             if dm is not None:
                 return dm.id
         return None
 
     async def _fail(self, round_: DiscoveryRound, error: str) -> RoundOutcome:
-        async with self.db.write() as s:
-            row = await s.get(DiscoveryRound, round_.id)
+        async with self.db.write() as tx:
+            row = await tx.get(DiscoveryRound, round_.id)
             assert row is not None
             row.phase, row.reason = "failed", f"{row.reason}; failed: {error}"[:2000]
             row.finished_at = utcnow()
@@ -152,11 +152,11 @@ class RoundRunner:
         return PassContext(self.db, self.access, self.tz, round_.id, author)
 
     async def _log(self, state: DiscoveryState, role: str, text: str) -> None:
-        async with self.db.write() as s:
-            row = await s.get(DiscoveryState, state.id)
+        async with self.db.write() as tx:
+            row = await tx.get(DiscoveryState, state.id)
             assert row is not None
-            session_id = await repo.role_session(s, row, role, utcnow())
-            await sessions.append_events(s, session_id, [("status", text, None)], utcnow())
+            session_id = await repo.role_session(tx, row, role, utcnow())
+            await sessions.append_events(tx, session_id, [("status", text, None)], utcnow())
 
 
 def finding_payload(finding: Finding) -> dict[str, object]:

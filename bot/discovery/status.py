@@ -17,11 +17,11 @@ SKIPS_SHOWN = 5
 
 
 async def discovery_status(db: Database, state: DiscoveryState, tz: tzinfo, now: datetime) -> str:
-    async with db.read() as s:
-        rounds = await repo.recent_rounds(s, ("done", "failed", "discovery", "judgement"), 1)
-        skips = await repo.recent_rounds(s, ("skipped",), SKIPS_SHOWN)
-        used = await model_calls.tokens_since(s, start_of_day(now, tz), PURPOSES)
-        counts = await repo.counts(s)
+    async with db.read() as tx:
+        rounds = await repo.recent_rounds(tx, ("done", "failed", "discovery", "judgement"), 1)
+        skips = await repo.recent_rounds(tx, ("skipped",), SKIPS_SHOWN)
+        used = await model_calls.tokens_since(tx, start_of_day(now, tz), PURPOSES)
+        counts = await repo.counts(tx)
     quiet = (
         f"quiet {state.quiet_from}-{state.quiet_to}"
         if state.quiet_from is not None

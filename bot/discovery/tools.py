@@ -80,8 +80,8 @@ async def notebook_read(
 ) -> str:
     """The notebook's newest notes (up to 60, oldest first), optionally of one kind or
     containing some words."""
-    async with ctx.db.read() as s:
-        found = await repo.notes(s, limit=NOTES_SHOWN, kind=kind, contains=contains)
+    async with ctx.db.read() as tx:
+        found = await repo.notes(tx, limit=NOTES_SHOWN, kind=kind, contains=contains)
     if not found:
         return "the notebook has no such notes" if kind or contains else "the notebook is empty"
     return "\n".join(render_note(n, ctx.tz) for n in found)
@@ -104,9 +104,9 @@ async def note_append(
             due = date.fromisoformat(due_on.strip())
         except ValueError:
             raise ToolError(f"due_on {due_on!r}: write YYYY-MM-DD") from None
-    async with ctx.db.write() as s:
+    async with ctx.db.write() as tx:
         note = await repo.append_note(
-            s, round_id=ctx.round_id, author=ctx.author, kind=kind, text=text,
+            tx, round_id=ctx.round_id, author=ctx.author, kind=kind, text=text,
             refs=_refs(refs or []), due_on=due, now=utcnow(),
         )  # fmt: skip
     ctx.notes_added += 1

@@ -76,7 +76,7 @@ class Notifier:
         """Call after the commit that made work available."""
         self.wake_local(topic)
 
-    async def publish(self, session: AsyncSession, topic: str) -> None:
+    async def publish(self, tx: AsyncSession, topic: str) -> None:
         """Call inside the write transaction that makes work available (hot paths): other
         replicas hear of it at commit, with no extra connection. Wake this process's own
         workers with `wake_local` after the commit."""
@@ -128,8 +128,8 @@ class PostgresNotifier(Notifier):
         except Exception as exc:  # the poll still finds the work; never fail the writer
             log.warning("pg_notify(%s) failed: %s", topic, exc)
 
-    async def publish(self, session: AsyncSession, topic: str) -> None:
-        await session.execute(
+    async def publish(self, tx: AsyncSession, topic: str) -> None:
+        await tx.execute(
             text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic}
         )
 

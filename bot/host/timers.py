@@ -42,13 +42,13 @@ class Timers:
     async def schedule(
         self, *, kind: str, key: str, due_at: datetime, payload: dict[str, Any] | None = None
     ) -> None:
-        async with self.db.write() as session:
-            await repo.schedule(session, kind=kind, key=key, due_at=due_at, payload=payload or {})
+        async with self.db.write() as tx:
+            await repo.schedule(tx, kind=kind, key=key, due_at=due_at, payload=payload or {})
         await self.notifier.notify(TOPIC)
 
     async def cancel(self, key: str) -> bool:
-        async with self.db.write() as session:
-            return await repo.cancel(session, key)
+        async with self.db.write() as tx:
+            return await repo.cancel(tx, key)
 
 
 class TimerWorker(Worker):
@@ -72,12 +72,12 @@ class TimerWorker(Worker):
 
     async def run_once(self) -> bool:
         db = self.timers.db
-        async with db.read() as session:
-            if not await repo.has_due(session, utcnow()):
+        async with db.read() as tx:
+            if not await repo.has_due(tx, utcnow()):
                 return False
-        async with db.write() as session:
+        async with db.write() as tx:
             due = await repo.claim_due(
-                session, owner=self.owner, now=utcnow(), limit=self.batch, lease=self.lease
+                tx, owner=self.owner, now=utcnow(), limit=self.batch, lease=self.lease
             )
             claimed = [(t.id, t.kind, t.key, t.attempts) for t in due]
         for timer_id, kind, key, attempts in claimed:
@@ -88,22 +88,22 @@ class TimerWorker(Worker):
         db = self.timers.db
         handler = self.timers.handlers.get(kind)
         try:
-            async with db.write() as session:
-                if not await repo.mark_fired(session, timer_id, self.owner, utcnow()):
+            async with db.write() as tx:
+                if not await repo.mark_fired(tx, timer_id, self.owner, utcnow()):
                     log.warning("timer %s: claim lost before firing; another holder fires it", key)
                     return
                 if handler is None:
                     raise LookupError(f"no handler for timer kind {kind!r}")
-                timer = await session.get(Timer, timer_id)
+                timer = await tx.get(Timer, timer_id)
                 assert timer is not None
-                await handler(session, timer)
+                await handler(tx, timer)
         except Exception as exc:
             log.exception("timer %s (%s) failed", key, kind)
             give_up = handler is None or attempts + 1 >= self.max_attempts
             retry_at = None if give_up else utcnow() + timedelta(seconds=2 ** (attempts + 1))
-            async with db.write() as session:
+            async with db.write() as tx:
                 await repo.record_failure(
-                    session,
+                    tx,
                     timer_id,
                     self.owner,
                     error=f"{type(exc).__name__}: {exc}",
@@ -111,8 +111,8 @@ class TimerWorker(Worker):
                 )
 
     async def idle_timeout(self, poll_interval: float) -> float:
-        async with self.timers.db.read() as session:
-            next_due = await repo.next_due_at(session)
+        async with self.timers.db.read() as tx:
+            next_due = await repo.next_due_at(tx)
         if next_due is None:
             return poll_interval
         return max(0.0, min(poll_interval, (next_due - utcnow()).total_seconds()))

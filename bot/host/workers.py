@@ -132,8 +132,8 @@ class Host:
         name = claims.host_lease_name(self.instance_id)
         while not self.stopping:
             try:
-                async with self.db.write() as session:
-                    await leases.acquire(session, name, self.instance_id, LIVENESS_TTL, utcnow())
+                async with self.db.write() as tx:
+                    await leases.acquire(tx, name, self.instance_id, LIVENESS_TTL, utcnow())
             except Exception as exc:  # the database is away: try again on the next beat
                 log.warning("host %s: liveness not renewed: %s", self.instance_id, exc)
             await self._sleep(LIVENESS_TTL.total_seconds() / 3)
@@ -200,9 +200,9 @@ class Host:
         await self.release_claims()
 
     async def release_claims(self) -> None:
-        async with self.db.write() as session:
-            released = await leases.release_all(session, self.instance_id)
+        async with self.db.write() as tx:
+            released = await leases.release_all(tx, self.instance_id)
             for table in CLAIMABLE_TABLES:
-                released += await claims.release_rows(session, table, self.instance_id)
+                released += await claims.release_rows(tx, table, self.instance_id)
         if released:
             log.info("released %d claims held by %s", released, self.instance_id)

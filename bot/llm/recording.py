@@ -13,9 +13,9 @@ class DatabaseRecorder:
         self.db = db
 
     async def record(self, call: ModelCallRecord) -> None:
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             await model_calls.insert(
-                session,
+                tx,
                 ModelCall(
                     purpose=call.purpose,
                     model=call.model,

@@ -46,15 +46,15 @@ def register_matter_commands(registry: CommandRegistry) -> None:
 
 
 async def _get(ctx: CommandContext, matter_id: int) -> Matter | None:
-    async with ctx.services.db.read() as s:
-        return await s.get(Matter, matter_id)
+    async with ctx.services.db.read() as tx:
+        return await tx.get(Matter, matter_id)
 
 
 async def _list(ctx: CommandContext) -> str:
-    async with ctx.services.db.read() as s:
+    async with ctx.services.db.read() as tx:
         if ctx.visibility.sees_nothing:
             return "No tasks."
-        rows = await matters.listing(s, conversation_id=ctx.visibility.only_conversation)
+        rows = await matters.listing(tx, conversation_id=ctx.visibility.only_conversation)
     if not rows:
         return "No tasks."
     return "\n".join(

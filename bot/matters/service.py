@@ -44,8 +44,8 @@ class MatterService:
     async def earlier(self, matter_id: int, request: SettleRequest) -> SettleOutcome | None:
         """The outcome of this settle if it was applied before; SettleRefused if a different
         settle was made at the same revision."""
-        async with self.db.read() as s:
-            op = await operations.get(s, operation_id(matter_id, request.expected_revision))
+        async with self.db.read() as tx:
+            op = await operations.get(tx, operation_id(matter_id, request.expected_revision))
         if op is None:
             return None
         if op.fingerprint != request.fingerprint():
@@ -65,28 +65,28 @@ class MatterService:
         op = operation_id(matter_id, request.expected_revision)
         now = utcnow()
         notify_inbox = notify_summary = False
-        async with self.db.write() as s:
-            earlier = await operations.get(s, op)
+        async with self.db.write() as tx:
+            earlier = await operations.get(tx, op)
             if earlier is not None:
                 if earlier.fingerprint != request.fingerprint():
                     raise SettleRefused("a different settle was already made at this revision")
                 return SettleOutcome(earlier.outcome["status"], earlier.outcome["revision"], True)
-            matter = await s.get(Matter, matter_id, with_for_update=True)
+            matter = await tx.get(Matter, matter_id, with_for_update=True)
             assert matter is not None
             unread = [
                 i
-                for i in await matters.unread_items(s, matter.session_id)
+                for i in await matters.unread_items(tx, matter.session_id)
                 if i.id not in read_item_ids
             ]
             check(
                 request, revision=matter.revision, status=matter.status, unread=len(unread), now=now
             )
-            await inbox.mark_delivered(s, read_item_ids, op, now)
+            await inbox.mark_delivered(tx, read_item_ids, op, now)
             self._apply(matter, request, now)
-            await self._schedule_wake(s, matter)
+            await self._schedule_wake(tx, matter)
             outcome = SettleOutcome(matter.status, matter.revision)
             await operations.claim(
-                s,
+                tx,
                 operation_id=op,
                 kind=operations.SETTLE,
                 subject_id=matter.id,
@@ -99,15 +99,15 @@ class MatterService:
                 },
                 now=now,
             )
-            header = await s.get(Session, matter.session_id)
+            header = await tx.get(Session, matter.session_id)
             if header is not None:  # a settled turn is activity of the task Session
                 header.last_message_at = now
                 header.status_updated_at = now
-            done = await workhub.record_completion(s, matter.session_id, op, now)
+            done = await workhub.record_completion(tx, matter.session_id, op, now)
             notify_summary = done is not None and done.refresh
             if request.disposition is Disposition.COMPLETE and not result_reported:
                 notify_inbox = await self._report_in(
-                    s, matter, "result", request.summary, f"matter-result:{op}"
+                    tx, matter, "result", request.summary, f"matter-result:{op}"
                 )
         if notify_inbox:
             await self.notifier.notify(INBOX_TOPIC)
@@ -140,21 +140,21 @@ class MatterService:
             matter.status, matter.waiting_for = ACTIVE, None
 
     @staticmethod
-    async def _schedule_wake(s: AsyncSession, matter: Matter) -> None:
+    async def _schedule_wake(tx: AsyncSession, matter: Matter) -> None:
         if matter.status == WAITING and matter.next_wake_at is not None:
             await timers.schedule(
-                s,
+                tx,
                 kind=WAKE_KIND,
                 key=wake_key(matter.id),
                 due_at=matter.next_wake_at,
                 payload={"matter_id": matter.id},
             )
         else:
-            await timers.cancel(s, wake_key(matter.id))
+            await timers.cancel(tx, wake_key(matter.id))
 
     async def checkpoint(self, matter_id: int, state_text: str) -> int:
-        async with self.db.write() as s:
-            matter = await s.get(Matter, matter_id, with_for_update=True)
+        async with self.db.write() as tx:
+            matter = await tx.get(Matter, matter_id, with_for_update=True)
             assert matter is not None
             matter.state_text = state_text
             matter.revision += 1
@@ -163,18 +163,18 @@ class MatterService:
 
     async def pause(self, matter_id: int, error: str | None, *, report: bool) -> bool:
         notify = False
-        async with self.db.write() as s:
-            matter = await s.get(Matter, matter_id, with_for_update=True)
+        async with self.db.write() as tx:
+            matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is None or matter.status in (COMPLETED, CANCELLED):
                 return False
             matter.status, matter.running_since = PAUSED, None
             matter.lease_owner = matter.lease_expires_at = None
             matter.last_error = error
             matter.updated_at = utcnow()
-            await timers.cancel(s, wake_key(matter.id))
+            await timers.cancel(tx, wake_key(matter.id))
             if report and error:
                 notify = await self._report_in(
-                    s,
+                    tx,
                     matter,
                     "blocker",
                     f"paused: {error}",
@@ -185,8 +185,8 @@ class MatterService:
         return True
 
     async def resume(self, matter_id: int) -> bool:
-        async with self.db.write() as s:
-            matter = await s.get(Matter, matter_id, with_for_update=True)
+        async with self.db.write() as tx:
+            matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is None or matter.status != PAUSED:
                 return False
             matter.status, matter.last_error, matter.updated_at = ACTIVE, None, utcnow()
@@ -194,33 +194,33 @@ class MatterService:
         return True
 
     async def cancel(self, matter_id: int) -> bool:
-        async with self.db.write() as s:
-            matter = await s.get(Matter, matter_id, with_for_update=True)
+        async with self.db.write() as tx:
+            matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is None or matter.status in (COMPLETED, CANCELLED):
                 return False
             matter.status, matter.wakes, matter.next_wake_at = CANCELLED, [], None
             matter.updated_at = utcnow()
-            await timers.cancel(s, wake_key(matter.id))
+            await timers.cancel(tx, wake_key(matter.id))
         return True
 
     async def report(self, matter_id: int, kind: str, text: str, key: str) -> None:
-        async with self.db.write() as s:
-            matter = await s.get(Matter, matter_id)
+        async with self.db.write() as tx:
+            matter = await tx.get(Matter, matter_id)
             assert matter is not None
-            notify = await self._report_in(s, matter, kind, text, key)
+            notify = await self._report_in(tx, matter, kind, text, key)
         if notify:
             await self.notifier.notify(INBOX_TOPIC)
 
     @staticmethod
-    async def _report_in(s: AsyncSession, matter: Matter, kind: str, text: str, key: str) -> bool:
+    async def _report_in(tx: AsyncSession, matter: Matter, kind: str, text: str, key: str) -> bool:
         """Progress, results, blockers and questions go to the Bot's inbox of the
         conversation the Matter came from."""
         if matter.conversation_id is None:
             log.warning("matter %s has no conversation to report %s to", matter.id, kind)
             return False
-        header = await s.get(Session, matter.session_id)
+        header = await tx.get(Session, matter.session_id)
         added = await inbox.append(
-            s,
+            tx,
             kind="task_update",
             conversation_id=matter.conversation_id,
             payload={
@@ -236,8 +236,8 @@ class MatterService:
         return added is not None
 
 
-async def wake_matter(session: AsyncSession, timer: Timer) -> None:
+async def wake_matter(tx: AsyncSession, timer: Timer) -> None:
     """Timer handler (runs in the firing transaction): a due wake makes the Matter active."""
-    matter = await session.get(Matter, int(timer.payload["matter_id"]), with_for_update=True)
+    matter = await tx.get(Matter, int(timer.payload["matter_id"]), with_for_update=True)
     if matter is not None and matter.status == WAITING:
         matter.status, matter.updated_at = ACTIVE, utcnow()

@@ -39,8 +39,8 @@ class MatterTurnContext:
     messages: int = 0
 
     async def load(self) -> Matter:
-        async with self.services.db.read() as s:
-            matter = await s.get(Matter, self.matter_id)
+        async with self.services.db.read() as tx:
+            matter = await tx.get(Matter, self.matter_id)
         assert matter is not None
         return matter
 
@@ -49,10 +49,10 @@ async def matter_read(ctx: MatterTurnContext) -> str:
     """The Matter as it stands: objective, amendments, state, status, revision, wakes, what
     it waits for, the recent work record, and how many events are unread."""
     m = await ctx.load()
-    async with ctx.services.db.read() as s:
+    async with ctx.services.db.read() as tx:
         unread = [
             i
-            for i in await matters.unread_items(s, ctx.session_id)
+            for i in await matters.unread_items(tx, ctx.session_id)
             if i.id not in ctx.read_item_ids
         ]
     tz = ctx.services.settings.tz
@@ -76,10 +76,10 @@ async def matter_read(ctx: MatterTurnContext) -> str:
 async def events_read(ctx: MatterTurnContext) -> str:
     """New events for this Matter (requests and amendments handed over by the Bot). Reading
     them marks them read when the turn settles."""
-    async with ctx.services.db.read() as s:
+    async with ctx.services.db.read() as tx:
         fresh = [
             i
-            for i in await matters.unread_items(s, ctx.session_id)
+            for i in await matters.unread_items(tx, ctx.session_id)
             if i.id not in ctx.read_item_ids
         ]
     ctx.read_item_ids += [i.id for i in fresh]
@@ -131,8 +131,8 @@ async def settle(
                 "applied earlier)"
             )
         matter = await ctx.load()
-        async with ctx.services.db.read() as s:
-            unread_before = {i.id for i in await matters.unread_items(s, ctx.session_id)}
+        async with ctx.services.db.read() as tx:
+            unread_before = {i.id for i in await matters.unread_items(tx, ctx.session_id)}
         # The rules first: no reviewer is paid to look at a settle that cannot stand.
         check(
             request,
@@ -177,8 +177,8 @@ async def _reviewed(
     except NoVerdict as exc:
         ctx.halted = f"the reviewer gave no verdict twice (last answer: {str(exc)[:200]})"
         raise ToolError(f"not settled: {ctx.halted}; the Matter will be paused") from None
-    async with ctx.services.db.read() as s:
-        unread_after = {i.id for i in await matters.unread_items(s, ctx.session_id)}
+    async with ctx.services.db.read() as tx:
+        unread_after = {i.id for i in await matters.unread_items(tx, ctx.session_id)}
     if unread_after - unread_before:
         raise ToolError(
             "review invalidated: new events arrived meanwhile; read them "

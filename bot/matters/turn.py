@@ -112,27 +112,27 @@ class MatterTurn:
     async def _scope(self, matter: Matter) -> tuple[str | None, Visibility]:
         """Where the task's log is indexed, and what it may read: what the conversation it
         was started in may see, for the person who asked (no conversation: nothing)."""
-        async with self.services.db.read() as s:
+        async with self.services.db.read() as tx:
             conversation = (
-                await s.get(Conversation, matter.conversation_id)
+                await tx.get(Conversation, matter.conversation_id)
                 if matter.conversation_id
                 else None
             )
             visibility = await visibility_of(
-                s, self.services.settings, conversation, matter.requested_by
+                tx, self.services.settings, conversation, matter.requested_by
             )
         return conversation_scope(conversation), visibility
 
     async def _log(self, matter: Matter, ctx: MatterTurnContext) -> None:
         """The turn in the Session's log (and so in search), from the settled record."""
-        async with self.services.db.write() as s:
-            fresh = await s.get(Matter, matter.id)
-            header = await s.get(Session, matter.session_id)
+        async with self.services.db.write() as tx:
+            fresh = await tx.get(Matter, matter.id)
+            header = await tx.get(Session, matter.session_id)
             if fresh is None or header is None or not fresh.work_record:
                 return
             last = fresh.work_record[-1]
             await sessions.append_events(
-                s,
+                tx,
                 matter.session_id,
                 [
                     ("status", f"{last['disposition']}: {last['reason']}", None),

@@ -35,11 +35,11 @@ class MatterWorker(Worker):
     async def run_once(self) -> bool:
         db = self.services.db
         adopted = await self._adopt()
-        async with db.read() as s:
-            if not await repo.has_runnable(s, utcnow()):
+        async with db.read() as tx:
+            if not await repo.has_runnable(tx, utcnow()):
                 return adopted
-        async with db.write() as s:
-            matter = await repo.claim_runnable(s, owner=self.owner, now=utcnow(), lease=self.lease)
+        async with db.write() as tx:
+            matter = await repo.claim_runnable(tx, owner=self.owner, now=utcnow(), lease=self.lease)
             if matter is None:
                 return adopted
             interrupted = matter.running_since is not None
@@ -57,16 +57,16 @@ class MatterWorker(Worker):
         return True
 
     async def _adopt(self) -> bool:
-        async with self.services.db.read() as s:
-            waiting = await repo.sessions_to_adopt(s)
+        async with self.services.db.read() as tx:
+            waiting = await repo.sessions_to_adopt(tx)
         for session_id in waiting:
-            async with self.services.db.write() as s:
-                await repo.adopt(s, session_id, utcnow())
+            async with self.services.db.write() as tx:
+                await repo.adopt(tx, session_id, utcnow())
         return bool(waiting)
 
     async def _release(self, matter_id: int) -> None:
-        async with self.services.db.write() as s:
-            matter = await s.get(Matter, matter_id, with_for_update=True)
+        async with self.services.db.write() as tx:
+            matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is not None and matter.lease_owner == self.owner:
                 matter.running_since = None
                 matter.lease_owner = matter.lease_expires_at = None

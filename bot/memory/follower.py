@@ -69,12 +69,12 @@ class Follower(Worker, Generic[Row]):
     # ---- what a subclass says --------------------------------------------------------------
 
     @abstractmethod
-    async def read_after(self, session: AsyncSession, after: int, limit: int) -> Sequence[Row]:
+    async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[Row]:
         """Up to `limit` rows with an id above `after`, in id order."""
 
     @abstractmethod
     async def read_between(
-        self, session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+        self, tx: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
     ) -> Sequence[Row]:
         """Rows whose id lies in any of the inclusive `ranges`, in id order."""
 
@@ -91,8 +91,8 @@ class Follower(Worker, Generic[Row]):
         if not await self._hold_lease():
             return False
         did = await self._fill_gaps()
-        async with self.db.read() as session:
-            rows = await self.read_after(session, self.seen_to, self.batch)
+        async with self.db.read() as tx:
+            rows = await self.read_after(tx, self.seen_to, self.batch)
         if rows:
             await self._handle(rows)
             ids = [self.id_of(r) for r in rows]
@@ -108,39 +108,39 @@ class Follower(Worker, Generic[Row]):
         now = utcnow()
         if self._lease_until is not None and self._lease_until - now > self.lease / 2:
             return True
-        async with self.db.read() as session:
-            holder = await leases.holder(session, self.lease_name, now)
+        async with self.db.read() as tx:
+            holder = await leases.holder(tx, self.lease_name, now)
         if holder not in (None, self.owner):
             self.checkpoint, self._lease_until = None, None  # another replica follows
             return False
-        async with self.db.write() as session:
-            if not await leases.acquire(session, self.lease_name, self.owner, self.lease, now):
+        async with self.db.write() as tx:
+            if not await leases.acquire(tx, self.lease_name, self.owner, self.lease, now):
                 self.checkpoint, self._lease_until = None, None
                 return False
             self._lease_until = now + self.lease
             if self.checkpoint is None:
-                self.checkpoint = await self._load_checkpoint(session)
+                self.checkpoint = await self._load_checkpoint(tx)
                 self.seen_to, self.gaps = self.checkpoint, {}
         return True
 
-    async def _load_checkpoint(self, session: AsyncSession) -> int:
+    async def _load_checkpoint(self, tx: AsyncSession) -> int:
         await source_rows.ensure(
-            session,
+            tx,
             name=self.checkpoint_source,
             kind=CHECKPOINT_KIND,
             scope=None,
             title=self.title,
             now=utcnow(),
         )
-        row = await source_rows.get(session, self.checkpoint_source)
+        row = await source_rows.get(tx, self.checkpoint_source)
         assert row is not None
         return int((row.synced_cursor or {}).get("seq", 0))
 
     async def _fill_gaps(self) -> bool:
         if not self.gaps:
             return False
-        async with self.db.read() as session:
-            late = await self.read_between(session, list(self.gaps), self.batch)
+        async with self.db.read() as tx:
+            late = await self.read_between(tx, list(self.gaps), self.batch)
         if not late:
             return False
         await self._handle(late)
@@ -175,9 +175,9 @@ class Follower(Worker, Generic[Row]):
         checkpoint = min(first for first, _ in self.gaps) - 1 if self.gaps else self.seen_to
         if checkpoint == self.checkpoint:
             return
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             await source_rows.set_progress(
-                session, self.checkpoint_source, synced_cursor={"seq": checkpoint}, now=utcnow()
+                tx, self.checkpoint_source, synced_cursor={"seq": checkpoint}, now=utcnow()
             )
         self.checkpoint = checkpoint
 
@@ -186,8 +186,8 @@ class Follower(Worker, Generic[Row]):
             return
         first, last = self.id_of(rows[0]), self.id_of(rows[-1])
         error = f"the search backend refused {len(rows)} {self.unit} (seq {first}-{last})"
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             await source_rows.set_progress(
-                session, self.checkpoint_source, synced_cursor=None, now=utcnow(), error=error
+                tx, self.checkpoint_source, synced_cursor=None, now=utcnow(), error=error
             )
         raise RuntimeError(error)  # the Host backs off and retries

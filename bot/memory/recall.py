@@ -73,13 +73,13 @@ async def memory_original(access: MemoryAccess, ref: str, offset: int = 0) -> st
     if m is None:
         raise ToolError(NOT_VISIBLE)
     if m.group(1):
-        async with access.db.read() as s:
-            rec = await originals.record(s, int(m.group(1)))
+        async with access.db.read() as tx:
+            rec = await originals.record(tx, int(m.group(1)))
         if rec is None or not access.visibility.sees_scope(rec.scope):
             raise ToolError(NOT_VISIBLE)
         return _page(ref, _record_header(rec, access.tz), rec.text, offset)
-    async with access.db.read() as s:
-        found = await originals.session_event(s, int(m.group(2)), int(m.group(3)))
+    async with access.db.read() as tx:
+        found = await originals.session_event(tx, int(m.group(2)), int(m.group(3)))
     kinds = MESSAGE_KINDS + (TOOL_KINDS if access.tool_output else ())
     if found is None or found[0].kind not in kinds:
         raise ToolError(NOT_VISIBLE)
@@ -93,16 +93,16 @@ async def memory_original(access: MemoryAccess, ref: str, offset: int = 0) -> st
 
 async def memory_index_read(access: MemoryAccess, name: str, query: str | None = None) -> str:
     """An index's entries (those containing `query`, when given), with refs to originals."""
-    async with access.db.read() as s:
-        index = await memory_indexes.by_name(s, name.strip())
+    async with access.db.read() as tx:
+        index = await memory_indexes.by_name(tx, name.strip())
         visible = index is not None and sees_index(access.visibility, index)
         if index is None or not visible:
-            names = [i.name for i in await memory_indexes.all_indexes(s)
+            names = [i.name for i in await memory_indexes.all_indexes(tx)
                      if sees_index(access.visibility, i)]  # fmt: skip
             known = ", ".join(names) or "none"
             raise ToolError(f"no index named {name!r} here (indexes here: {known})")
         found = await memory_indexes.entries(
-            s, index.id, contains=(query or "").strip() or None, limit=INDEX_ENTRIES
+            tx, index.id, contains=(query or "").strip() or None, limit=INDEX_ENTRIES
         )
     state = f"index {index.name!r} ({index.criteria}), covered to rec-{index.covered_cursor}"
     if not found:
@@ -120,8 +120,8 @@ async def _records_of(db: Database, hits: list[SearchHit]) -> dict[str, SourceRe
             keys[hit.id] = (hit.source_id, hit.id[len(prefix) :])
     if not keys:
         return {}
-    async with db.read() as s:
-        stored = await originals.records_by_key(s, list(keys.values()))
+    async with db.read() as tx:
+        stored = await originals.records_by_key(tx, list(keys.values()))
     return {doc: stored[key] for doc, key in keys.items() if key in stored}
 
 

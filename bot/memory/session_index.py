@@ -54,12 +54,12 @@ def conversation_scope(conversation: ChatLike | None) -> str | None:
     return chat_scope(conversation.chat_type, conversation.chat_id, conversation.peer_open_id)
 
 
-def event_document(event: SessionEvent, session: Session, scope: str | None) -> SearchDocument:
+def event_document(event: SessionEvent, header: Session, scope: str | None) -> SearchDocument:
     return SearchDocument(
         id=f"session:{event.session_id}:{event.seq}",
         kind=f"session_{event.kind}",
         text=event.text,
-        title=session.name,
+        title=header.name,
         session_id=str(event.session_id),
         scope=scope,
         time=event.created_at,
@@ -75,7 +75,7 @@ class SessionIndexer:
     def documents(self, rows: Sequence[LoggedEvent]) -> list[SearchDocument]:
         """The documents of the events of an indexed kind (the rest are skipped)."""
         return [
-            event_document(row.event, row.session, conversation_scope(row.conversation))
+            event_document(row.event, row.header, conversation_scope(row.conversation))
             for row in rows
             if row.event.kind in self.kinds
         ]
@@ -87,8 +87,8 @@ class SessionIndexer:
         """Index every stored session message again (after a backend change or lost writes)."""
         count, last_id = 0, 0
         while True:
-            async with self.db.read() as session:
-                rows = await repo.logged_after(session, last_id, BATCH, self.kinds)
+            async with self.db.read() as tx:
+                rows = await repo.logged_after(tx, last_id, BATCH, self.kinds)
             if not rows:
                 return count
             last_id = rows[-1].event.id
@@ -124,14 +124,14 @@ class SessionIndexWorker(Follower[LoggedEvent]):
         self.indexer = indexer
 
     async def read_after(
-        self, session: AsyncSession, after: int, limit: int
+        self, tx: AsyncSession, after: int, limit: int
     ) -> Sequence[LoggedEvent]:
-        return await repo.logged_after(session, after, limit)
+        return await repo.logged_after(tx, after, limit)
 
     async def read_between(
-        self, session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+        self, tx: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
     ) -> Sequence[LoggedEvent]:
-        return await repo.logged_between(session, ranges, limit)
+        return await repo.logged_between(tx, ranges, limit)
 
     def id_of(self, row: LoggedEvent) -> int:
         return row.event.id

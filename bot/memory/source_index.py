@@ -141,16 +141,16 @@ class SourceIndexer:
         names = sorted({r.source for r in records if document_kind(r.source) != "source_mail"})
         titles: dict[str, str | None] = {}
         if names:
-            async with self.db.read() as session:
-                titles = await repo.titles(session, names)
+            async with self.db.read() as tx:
+                titles = await repo.titles(tx, names)
         return await self.search.upsert([record_document(r, titles.get(r.source)) for r in records])
 
     async def rebuild(self) -> int:
         """Index every stored source record again (`maka search rebuild`)."""
         count, last_id = 0, 0
         while True:
-            async with self.db.read() as session:
-                rows = await repo.records_after(session, last_id, BATCH)
+            async with self.db.read() as tx:
+                rows = await repo.records_after(tx, last_id, BATCH)
             if not rows:
                 return count
             last_id = rows[-1].id
@@ -184,14 +184,14 @@ class SourceIndexWorker(Follower[SourceRecord]):
         self.indexer = indexer
 
     async def read_after(
-        self, session: AsyncSession, after: int, limit: int
+        self, tx: AsyncSession, after: int, limit: int
     ) -> Sequence[SourceRecord]:
-        return await repo.records_after(session, after, limit)
+        return await repo.records_after(tx, after, limit)
 
     async def read_between(
-        self, session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+        self, tx: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
     ) -> Sequence[SourceRecord]:
-        return await repo.records_between(session, ranges, limit)
+        return await repo.records_between(tx, ranges, limit)
 
     def id_of(self, row: SourceRecord) -> int:
         return row.id

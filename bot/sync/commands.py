@@ -67,17 +67,17 @@ async def _status(ctx: CommandContext) -> str:
 async def _request(ctx: CommandContext, kind: str, chats: list[str]) -> str:
     services = ctx.services
     now = utcnow()
-    async with services.db.write() as session:
-        await repo.ensure(session, name=kind, kind=kind, scope=None, title=None, now=now)
+    async with services.db.write() as tx:
+        await repo.ensure(tx, name=kind, kind=kind, scope=None, title=None, now=now)
         if not chats:
-            await repo.request_sync(session, [kind], now, {"by": ctx.sender_id})
+            await repo.request_sync(tx, [kind], now, {"by": ctx.sender_id})
             what = "Feishu history" if kind == FEISHU else "Email"
         else:
             known = await repo.request_sync(
-                session, [source_name(c) for c in chats], now, {"by": ctx.sender_id}
+                tx, [source_name(c) for c in chats], now, {"by": ctx.sender_id}
             )
             if known < len(chats):  # not seen yet: observe the chat list, then sync just these
-                await repo.request_sync(session, [kind], now, {"by": ctx.sender_id, "only": chats})
+                await repo.request_sync(tx, [kind], now, {"by": ctx.sender_id, "only": chats})
             what = f"Feishu history of {', '.join(chats)}"
     await services.notifier.notify(SYNC_TOPIC)
     return f"{what} sync requested. /sync status shows how it goes."
@@ -91,13 +91,13 @@ async def _share(ctx: CommandContext, action: str, args: list[str]) -> str:
     if len(args) != 1:
         raise UsageError(f"/sync {action} takes one source name, e.g. email:INBOX")
     name = args[0]
-    async with ctx.services.db.write() as session:
-        source = await repo.get(session, name)
+    async with ctx.services.db.write() as tx:
+        source = await repo.get(tx, name)
         if source is None or not source.scope:
             return f"No source {name!r} (in your DM, /sync status lists them)."
         if action == "share":
             await source_shares.share(
-                session,
+                tx,
                 source=name,
                 conversation_id=ctx.conversation_id,
                 by=ctx.sender_id,
@@ -105,7 +105,7 @@ async def _share(ctx: CommandContext, action: str, args: list[str]) -> str:
             )
             return f"{name} is shared with this chat: what it holds can be found here."
         removed = await source_shares.unshare(
-            session, source=name, conversation_id=ctx.conversation_id
+            tx, source=name, conversation_id=ctx.conversation_id
         )
     if not removed:
         return f"{name} was not shared with this chat."

@@ -80,10 +80,10 @@ class SourcesComponent:
     async def start(self, services: Services) -> None:
         self._services = services
         kinds = configured_kinds(self.settings)
-        async with services.db.write() as session:
+        async with services.db.write() as tx:
             for kind in kinds:  # so status shows them before their first sync
                 await repo.ensure(
-                    session, name=kind, kind=kind, scope=None, title=None, now=utcnow()
+                    tx, name=kind, kind=kind, scope=None, title=None, now=utcnow()
                 )
         if not services.runs_workers:
             return
@@ -113,12 +113,12 @@ class SourcesComponent:
         for kind, interval in self.intervals().items():
             key = timer_key(kind)
             try:
-                async with self._services.db.write() as session:
-                    timer = await timers_repo.get(session, key)
+                async with self._services.db.write() as tx:
+                    timer = await timers_repo.get(tx, key)
                     pending = timer is not None and timer.state == timers_repo.PENDING
                     if kind not in kinds or interval <= 0:
                         if pending:
-                            await timers_repo.cancel(session, key)
+                            await timers_repo.cancel(tx, key)
                         continue
                     latest = now + timedelta(seconds=interval)
                     if pending and timer is not None and timer.due_at <= latest:
@@ -126,13 +126,13 @@ class SourcesComponent:
                     first = now + min(FIRST_SYNC_DELAY, timedelta(seconds=interval))
                     due = first if timer is None else latest
                     await timers_repo.schedule(
-                        session, kind=TIMER_KIND, key=key, due_at=due, payload={"kind": kind}
+                        tx, kind=TIMER_KIND, key=key, due_at=due, payload={"kind": kind}
                     )
             except IntegrityError:  # another replica scheduled it at the same moment
                 continue
         await self._services.notifier.notify(TIMERS_TOPIC)
 
-    async def _on_timer(self, session: AsyncSession, timer: Timer) -> None:
+    async def _on_timer(self, tx: AsyncSession, timer: Timer) -> None:
         """In the firing transaction: ask for the sync, set the next wake. Nothing slow."""
         assert self._services is not None
         kind = str((timer.payload or {}).get("kind", ""))
@@ -140,16 +140,16 @@ class SourcesComponent:
         if kind not in configured_kinds(self.settings) or interval <= 0:
             return  # configured away since it was set: it ends here
         now = utcnow()
-        await repo.ensure(session, name=kind, kind=kind, scope=None, title=None, now=now)
-        await repo.request_sync(session, [kind], now, {"by": "schedule"})
+        await repo.ensure(tx, name=kind, kind=kind, scope=None, title=None, now=now)
+        await repo.request_sync(tx, [kind], now, {"by": "schedule"})
         await timers_repo.schedule(
-            session,
+            tx,
             kind=TIMER_KIND,
             key=timer_key(kind),
             due_at=now + timedelta(seconds=interval),
             payload={"kind": kind},
         )
-        await self._services.notifier.publish(session, SYNC_TOPIC)
+        await self._services.notifier.publish(tx, SYNC_TOPIC)
 
     async def stop(self) -> None:
         if self.runner is not None:

@@ -44,11 +44,11 @@ class SourceStatus:
 
 async def load_status(db: Database) -> list[SourceStatus]:
     now = utcnow()
-    async with db.read() as session:
-        rows = await repo.all_sources(session)
-        counts = await repo.counts_by_source(session)
-        newest_record = await repo.max_seq(session)
-        newest_event = await sessions_repo.max_event_id(session)
+    async with db.read() as tx:
+        rows = await repo.all_sources(tx)
+        counts = await repo.counts_by_source(tx)
+        newest_record = await repo.max_seq(tx)
+        newest_event = await sessions_repo.max_event_id(tx)
     out = []
     for row in rows:
         leased = row.lease_expires_at is not None and row.lease_expires_at >= now

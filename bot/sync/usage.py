@@ -45,10 +45,10 @@ class BatchedUsageCounter:
             return
         day = utcnow().astimezone(self.tz).date()
         try:
-            async with self.db.write() as session:
+            async with self.db.write() as tx:
                 for api, calls in sorted(pending.items()):
                     await api_usage.add(
-                        session, platform=self.platform, api=api, day=day, calls=calls
+                        tx, platform=self.platform, api=api, day=day, calls=calls
                     )
         except Exception as exc:  # counting never stops a sync
             log.warning("could not count %s calls %s: %s", self.platform, dict(pending), exc)

@@ -146,18 +146,18 @@ class WorkHub:
             return [], {}
         within = visibility.only_conversation
         metas: list[SessionMeta] = []
-        async with self.db.read() as s:
+        async with self.db.read() as tx:
             offset = 0
             while len(metas) < MAX_CANDIDATES:
                 rows = await workhub.sessions_by_activity(
-                    s, conversation_id=within, offset=offset, limit=PAGE
+                    tx, conversation_id=within, offset=offset, limit=PAGE
                 )
                 metas += [m for m in map(meta_of, rows) if m.eligible]
                 if len(rows) < PAGE:
                     break
                 offset += PAGE
             metas = metas[:MAX_CANDIDATES]
-            texts = await workhub.summaries_for(s, [int(m.id) for m in metas])
+            texts = await workhub.summaries_for(tx, [int(m.id) for m in metas])
         return metas, {str(k): v for k, v in texts.items()}
 
     async def delegate(
@@ -207,8 +207,8 @@ class WorkHub:
     async def _offered(self, conversation_id: int) -> bool:
         """Did the assistant bring this chat something to offer as a task lately (a finding
         from discovery, bot/discovery/)? Then a plain yes is the user asking for it."""
-        async with self.db.read() as s:
-            return await inbox.has_recent(s, conversation_id, OFFER_KINDS, utcnow() - OFFER_STANDS)
+        async with self.db.read() as tx:
+            return await inbox.has_recent(tx, conversation_id, OFFER_KINDS, utcnow() - OFFER_STANDS)
 
     @staticmethod
     def _creation_refused(
@@ -235,8 +235,8 @@ class WorkHub:
         return None
 
     async def _earlier(self, action_id: str) -> Any:
-        async with self.db.read() as s:
-            return await operations.get(s, action_id)
+        async with self.db.read() as tx:
+            return await operations.get(tx, action_id)
 
     def _converge(self, earlier: Any, kind: str, payload: dict[str, Any]) -> GateResult:
         if earlier.kind == kind and earlier.fingerprint == fingerprint(kind, payload):
@@ -255,7 +255,7 @@ class WorkHub:
     ) -> GateResult:
         now = utcnow()
         print_ = fingerprint(kind, payload)
-        async with self.db.write() as s:
+        async with self.db.write() as tx:
             if new_session is not None:
                 title, requester = new_session
                 row = Session(
@@ -269,11 +269,11 @@ class WorkHub:
                     status_updated_at=now,
                     last_message_at=now,
                 )
-                s.add(row)
-                await s.flush()
+                tx.add(row)
+                await tx.flush()
                 target = row.id
             earlier = await operations.claim(
-                s,
+                tx,
                 operation_id=action_id,
                 kind=kind,
                 subject_id=target,
@@ -282,10 +282,10 @@ class WorkHub:
                 now=now,
             )
             if earlier is not None:  # lost a race with an identical or conflicting write
-                await s.rollback()
+                await tx.rollback()
                 return self._converge(earlier, kind, payload)
             await inbox.append(
-                s,
+                tx,
                 kind="delegation",
                 session_id=target,
                 payload={"action": kind, **payload},
@@ -293,7 +293,7 @@ class WorkHub:
                 created_at=now,
             )
             assert target is not None
-            logged = await self._log_request(s, kind, target, payload, now)
+            logged = await self._log_request(tx, kind, target, payload, now)
         await self.notifier.notify(SESSION_INBOX_TOPIC)
         if logged:  # the search follower indexes the request (routing evidence)
             await self.notifier.notify(SESSION_INDEX_TOPIC)
@@ -301,20 +301,20 @@ class WorkHub:
 
     @staticmethod
     async def _log_request(
-        s: AsyncSession, kind: str, target: int, payload: dict[str, Any], now: datetime
+        tx: AsyncSession, kind: str, target: int, payload: dict[str, Any], now: datetime
     ) -> bool:
         """The user's words handed over become the task Session's own log (its summary and
         search evidence are built from it); a request on another topic than the summary
         marks the summary stale."""
         request = str(payload.get("request") or "")
-        header = await s.get(Session, target)
+        header = await tx.get(Session, target)
         if header is None or not request:
             return False
-        await sessions.append_events(s, target, [("user", request, {"via": kind})], now)
+        await sessions.append_events(tx, target, [("user", request, {"via": kind})], now)
         if kind == "delegate":
-            summary = (await workhub.summaries_for(s, [target])).get(target)
+            summary = (await workhub.summaries_for(tx, [target])).get(target)
             if summary and shares_little(request, summary):
-                await workhub.mark_stale(s, target)
+                await workhub.mark_stale(tx, target)
         return True
 
 

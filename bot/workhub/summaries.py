@@ -69,8 +69,8 @@ async def record_completion(
     db: Database, notifier: Notifier, session_id: int, completion_key: str
 ) -> int | None:
     """Count a completed delegated turn; returns the new count, None for a repeat."""
-    async with db.write() as session:
-        done = await workhub.record_completion(session, session_id, completion_key, utcnow())
+    async with db.write() as tx:
+        done = await workhub.record_completion(tx, session_id, completion_key, utcnow())
     if done is not None and done.refresh:
         await notifier.notify(TOPIC)
     return done.count if done is not None else None
@@ -82,11 +82,11 @@ async def rebuild_digests(db: Database, search: SearchService) -> int:
     count, last_id = 0, 0
     while True:
         docs = []
-        async with db.read() as s:
-            summarized = await sessions.summarized_after(s, last_id, BATCH)
+        async with db.read() as tx:
+            summarized = await sessions.summarized_after(tx, last_id, BATCH)
             for header, summary in summarized:
                 events = await sessions.recent_events(
-                    s, header.id, DIGEST_KINDS, summary.covered_seq, MAX_EVENTS
+                    tx, header.id, DIGEST_KINDS, summary.covered_seq, MAX_EVENTS
                 )
                 docs.append(
                     session_digest(
@@ -111,38 +111,38 @@ class SummaryWorker(Worker):
         self.db, self.model, self.search, self.owner = db, model, search, instance_id
 
     async def run_once(self) -> bool:
-        async with self.db.read() as s:
-            if not await workhub.has_refresh(s, utcnow()):
+        async with self.db.read() as tx:
+            if not await workhub.has_refresh(tx, utcnow()):
                 return False
-        async with self.db.write() as s:
-            job = await workhub.claim_refresh(s, owner=self.owner, now=utcnow(), lease=LEASE)
+        async with self.db.write() as tx:
+            job = await workhub.claim_refresh(tx, owner=self.owner, now=utcnow(), lease=LEASE)
             if job is None:
                 return False
             session_id, previous = job.session_id, job.text or ""
             covered, for_count = job.covered_seq, job.requested_at_count
-            header = await s.get(Session, session_id)
+            header = await tx.get(Session, session_id)
             name = header.name if header else f"Session {session_id}"
-            objective = await s.scalar(
+            objective = await tx.scalar(
                 select(Matter.objective).where(Matter.session_id == session_id)
             )
-            events = await sessions.events_after(s, session_id, covered, DIGEST_KINDS)
+            events = await sessions.events_after(tx, session_id, covered, DIGEST_KINDS)
         events = events[-MAX_EVENTS:]
         if not events:
-            async with self.db.write() as s:
-                await workhub.settle_refresh(s, session_id, self.owner, for_count)
+            async with self.db.write() as tx:
+                await workhub.settle_refresh(tx, session_id, self.owner, for_count)
             return True
         try:
             text = await self._summarize(name, objective or "", previous, [e.text for e in events])
         except ModelError as exc:
             log.warning("summary of Session %s failed, retrying later: %s", session_id, exc)
-            async with self.db.write() as s:
+            async with self.db.write() as tx:
                 await workhub.postpone_refresh(
-                    s, session_id, self.owner, error=str(exc), retry_at=utcnow() + RETRY_AFTER
+                    tx, session_id, self.owner, error=str(exc), retry_at=utcnow() + RETRY_AFTER
                 )
             return True
-        async with self.db.write() as s:
+        async with self.db.write() as tx:
             stored = await workhub.store_summary(
-                s,
+                tx,
                 session_id,
                 self.owner,
                 text=text,

@@ -248,8 +248,8 @@ class FeishuHistory:
         )
 
     async def _known_dms(self) -> list[tuple[str, str | None, str | None]]:
-        async with self.db.read() as session:
-            rows = await session.execute(
+        async with self.db.read() as tx:
+            rows = await tx.execute(
                 select(Conversation.chat_id, Conversation.peer_open_id, Conversation.name).where(
                     Conversation.platform == PLATFORM, Conversation.chat_type == "p2p"
                 )

@@ -8,6 +8,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
-def insert_for(session: AsyncSession, table: Any) -> Any:
-    dialect = session.get_bind().dialect.name
+def insert_for(tx: AsyncSession, table: Any) -> Any:
+    dialect = tx.get_bind().dialect.name
     return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)

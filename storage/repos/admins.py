@@ -11,25 +11,25 @@ from storage.models import Admin
 from storage.repos._upsert import insert_for
 
 
-async def add(session: AsyncSession, open_id: str, added_by: str, now: datetime) -> bool:
+async def add(tx: AsyncSession, open_id: str, added_by: str, now: datetime) -> bool:
     """True if newly added."""
     stmt = (
-        insert_for(session, Admin)
+        insert_for(tx, Admin)
         .values(open_id=open_id, added_by=added_by, added_at=now)
         .on_conflict_do_nothing(index_elements=["open_id"])
         .returning(Admin.open_id)
     )
-    return (await session.execute(stmt)).scalar_one_or_none() is not None
+    return (await tx.execute(stmt)).scalar_one_or_none() is not None
 
 
-async def remove(session: AsyncSession, open_id: str) -> bool:
-    result = await session.execute(delete(Admin).where(Admin.open_id == open_id))
+async def remove(tx: AsyncSession, open_id: str) -> bool:
+    result = await tx.execute(delete(Admin).where(Admin.open_id == open_id))
     return bool(getattr(result, "rowcount", 0))
 
 
-async def all_ids(session: AsyncSession) -> list[str]:
-    return list((await session.scalars(select(Admin.open_id).order_by(Admin.added_at))).all())
+async def all_ids(tx: AsyncSession) -> list[str]:
+    return list((await tx.scalars(select(Admin.open_id).order_by(Admin.added_at))).all())
 
 
-async def exists(session: AsyncSession, open_id: str) -> bool:
-    return await session.get(Admin, open_id) is not None
+async def exists(tx: AsyncSession, open_id: str) -> bool:
+    return await tx.get(Admin, open_id) is not None

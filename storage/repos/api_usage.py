@@ -18,23 +18,23 @@ class UsageTotals:
     this_month: int
 
 
-async def add(session: AsyncSession, *, platform: str, api: str, day: date, calls: int) -> None:
-    stmt = insert_for(session, ApiUsage).values(platform=platform, api=api, day=day, calls=calls)
+async def add(tx: AsyncSession, *, platform: str, api: str, day: date, calls: int) -> None:
+    stmt = insert_for(tx, ApiUsage).values(platform=platform, api=api, day=day, calls=calls)
     stmt = stmt.on_conflict_do_update(
         index_elements=["platform", "api", "day"],
         set_={"calls": ApiUsage.calls + stmt.excluded.calls},
     )
-    await session.execute(stmt)
+    await tx.execute(stmt)
 
 
-async def totals(session: AsyncSession, *, platform: str, today: date) -> UsageTotals:
+async def totals(tx: AsyncSession, *, platform: str, today: date) -> UsageTotals:
     month_start = today.replace(day=1)
-    day_total = await session.scalar(
+    day_total = await tx.scalar(
         select(func.coalesce(func.sum(ApiUsage.calls), 0)).where(
             ApiUsage.platform == platform, ApiUsage.day == today
         )
     )
-    month_total = await session.scalar(
+    month_total = await tx.scalar(
         select(func.coalesce(func.sum(ApiUsage.calls), 0)).where(
             ApiUsage.platform == platform, ApiUsage.day >= month_start, ApiUsage.day <= today
         )

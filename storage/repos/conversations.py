@@ -10,7 +10,7 @@ from storage.repos._upsert import insert_for
 
 
 async def get_or_create(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     platform: str,
     chat_id: str,
@@ -20,7 +20,7 @@ async def get_or_create(
 ) -> Conversation:
     """Race-free across replicas: the unique (platform, chat_id) decides who creates it."""
     stmt = (
-        insert_for(session, Conversation)
+        insert_for(tx, Conversation)
         .values(
             platform=platform,
             chat_id=chat_id,
@@ -31,8 +31,8 @@ async def get_or_create(
         )
         .on_conflict_do_nothing(index_elements=["platform", "chat_id"])
     )
-    await session.execute(stmt)
-    conversation = await session.scalar(
+    await tx.execute(stmt)
+    conversation = await tx.scalar(
         select(Conversation).where(
             Conversation.platform == platform, Conversation.chat_id == chat_id
         )
@@ -41,12 +41,12 @@ async def get_or_create(
     return conversation
 
 
-async def get(session: AsyncSession, conversation_id: int) -> Conversation | None:
-    return await session.get(Conversation, conversation_id)
+async def get(tx: AsyncSession, conversation_id: int) -> Conversation | None:
+    return await tx.get(Conversation, conversation_id)
 
 
-async def find_dm(session: AsyncSession, platform: str, open_id: str) -> Conversation | None:
-    return await session.scalar(
+async def find_dm(tx: AsyncSession, platform: str, open_id: str) -> Conversation | None:
+    return await tx.scalar(
         select(Conversation)
         .where(
             Conversation.platform == platform,
@@ -58,8 +58,8 @@ async def find_dm(session: AsyncSession, platform: str, open_id: str) -> Convers
     )
 
 
-async def by_chat(session: AsyncSession, platform: str, chat_id: str) -> Conversation | None:
-    return await session.scalar(
+async def by_chat(tx: AsyncSession, platform: str, chat_id: str) -> Conversation | None:
+    return await tx.scalar(
         select(Conversation).where(
             Conversation.platform == platform, Conversation.chat_id == chat_id
         )

@@ -37,8 +37,8 @@ class Defaults:
     deep_every_seconds: int
 
 
-async def get_state(session: AsyncSession) -> DiscoveryState | None:
-    return await session.get(DiscoveryState, STATE_ID)
+async def get_state(tx: AsyncSession) -> DiscoveryState | None:
+    return await tx.get(DiscoveryState, STATE_ID)
 
 
 def state_of(defaults: Defaults, now: datetime) -> DiscoveryState:
@@ -58,21 +58,21 @@ def state_of(defaults: Defaults, now: datetime) -> DiscoveryState:
     )
 
 
-async def ensure_state(session: AsyncSession, defaults: Defaults, now: datetime) -> DiscoveryState:
+async def ensure_state(tx: AsyncSession, defaults: Defaults, now: datetime) -> DiscoveryState:
     """The state row, made from the settings' defaults the first time it is needed."""
-    row = await session.get(DiscoveryState, STATE_ID)
+    row = await tx.get(DiscoveryState, STATE_ID)
     if row is None:
         row = state_of(defaults, now)
-        session.add(row)
-        await session.flush()
+        tx.add(row)
+        await tx.flush()
     return row
 
 
 async def claim_state(
-    session: AsyncSession, *, owner: str, lease: timedelta, now: datetime
+    tx: AsyncSession, *, owner: str, lease: timedelta, now: datetime
 ) -> DiscoveryState | None:
     rows = await claims.claim_rows(
-        session,
+        tx,
         DiscoveryState,
         where=[DiscoveryState.id == STATE_ID],
         order_by=[DiscoveryState.id],
@@ -84,19 +84,19 @@ async def claim_state(
     return rows[0] if rows else None
 
 
-async def record_skip(session: AsyncSession, reason: str, now: datetime) -> None:
-    session.add(DiscoveryRound(phase="skipped", reason=reason, watermark={}, findings=0,
+async def record_skip(tx: AsyncSession, reason: str, now: datetime) -> None:
+    tx.add(DiscoveryRound(phase="skipped", reason=reason, watermark={}, findings=0,
                                started_at=now, finished_at=now))  # fmt: skip
-    await session.flush()
+    await tx.flush()
     keep = (
         select(DiscoveryRound.id)
         .where(DiscoveryRound.phase == "skipped")
         .order_by(DiscoveryRound.id.desc())
         .limit(KEEP_SKIPS)
     )
-    oldest_kept = await session.scalar(select(func.min(keep.subquery().c.id)))
+    oldest_kept = await tx.scalar(select(func.min(keep.subquery().c.id)))
     if oldest_kept is not None:
-        await session.execute(
+        await tx.execute(
             delete(DiscoveryRound).where(
                 DiscoveryRound.phase == "skipped", DiscoveryRound.id < oldest_kept
             )
@@ -104,27 +104,27 @@ async def record_skip(session: AsyncSession, reason: str, now: datetime) -> None
 
 
 async def open_round(
-    session: AsyncSession, reason: str, watermark: dict[str, Any], now: datetime
+    tx: AsyncSession, reason: str, watermark: dict[str, Any], now: datetime
 ) -> DiscoveryRound:
     row = DiscoveryRound(phase="discovery", reason=reason, watermark=watermark, findings=0,
                          started_at=now)  # fmt: skip
-    session.add(row)
-    await session.flush()
+    tx.add(row)
+    await tx.flush()
     return row
 
 
-async def unfinished_round(session: AsyncSession) -> DiscoveryRound | None:
+async def unfinished_round(tx: AsyncSession) -> DiscoveryRound | None:
     stmt = (
         select(DiscoveryRound)
         .where(DiscoveryRound.phase.in_(OPEN_PHASES))
         .order_by(DiscoveryRound.id.desc())
         .limit(1)
     )
-    return (await session.scalars(stmt)).first()
+    return (await tx.scalars(stmt)).first()
 
 
 async def recent_rounds(
-    session: AsyncSession, phases: tuple[str, ...], limit: int
+    tx: AsyncSession, phases: tuple[str, ...], limit: int
 ) -> list[DiscoveryRound]:
     stmt = (
         select(DiscoveryRound)
@@ -132,11 +132,11 @@ async def recent_rounds(
         .order_by(DiscoveryRound.id.desc())
         .limit(limit)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
 async def role_session(
-    session: AsyncSession, state: DiscoveryState, role: str, now: datetime
+    tx: AsyncSession, state: DiscoveryState, role: str, now: datetime
 ) -> int:
     """The reusable Session of a pass (role `discovery` or `judgement`), made on first use;
     never a WorkHub candidate (those have no role)."""
@@ -146,8 +146,8 @@ async def role_session(
         return int(existing)
     created = Session(name=f"discovery: {role}", role=role, state="active", labels=[],
                       is_archived=False, created_at=now, status_updated_at=now)  # fmt: skip
-    session.add(created)
-    await session.flush()
+    tx.add(created)
+    await tx.flush()
     setattr(state, attr, created.id)
     return created.id
 
@@ -156,7 +156,7 @@ async def role_session(
 
 
 async def append_note(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     round_id: int | None,
     author: str,
@@ -168,13 +168,13 @@ async def append_note(
 ) -> NotebookNote:
     row = NotebookNote(round_id=round_id, author=author, kind=kind, text=text, refs=refs,
                        due_on=due_on, created_at=now)  # fmt: skip
-    session.add(row)
-    await session.flush()
+    tx.add(row)
+    await tx.flush()
     return row
 
 
 async def notes(
-    session: AsyncSession, *, limit: int, kind: str | None = None, contains: str | None = None
+    tx: AsyncSession, *, limit: int, kind: str | None = None, contains: str | None = None
 ) -> list[NotebookNote]:
     """The newest notes, oldest first."""
     stmt = select(NotebookNote)
@@ -182,30 +182,30 @@ async def notes(
         stmt = stmt.where(NotebookNote.kind == kind)
     if contains:
         stmt = stmt.where(NotebookNote.text.contains(contains))
-    rows = (await session.scalars(stmt.order_by(NotebookNote.id.desc()).limit(limit))).all()
+    rows = (await tx.scalars(stmt.order_by(NotebookNote.id.desc()).limit(limit))).all()
     return list(reversed(rows))
 
 
 # ---- findings ----------------------------------------------------------------------------
 
 
-async def add_finding(session: AsyncSession, finding: Finding) -> Finding:
-    session.add(finding)
-    await session.flush()
+async def add_finding(tx: AsyncSession, finding: Finding) -> Finding:
+    tx.add(finding)
+    await tx.flush()
     return finding
 
 
-async def delivered_findings(session: AsyncSession, limit: int) -> list[Finding]:
+async def delivered_findings(tx: AsyncSession, limit: int) -> list[Finding]:
     stmt = (
         select(Finding)
         .where(Finding.status == "delivered")
         .order_by(Finding.id.desc())
         .limit(limit)
     )
-    return list(reversed((await session.scalars(stmt)).all()))
+    return list(reversed((await tx.scalars(stmt)).all()))
 
 
-async def awaiting_feedback(session: AsyncSession, since: datetime) -> list[Finding]:
+async def awaiting_feedback(tx: AsyncSession, since: datetime) -> list[Finding]:
     stmt = (
         select(Finding)
         .where(
@@ -215,11 +215,11 @@ async def awaiting_feedback(session: AsyncSession, since: datetime) -> list[Find
         )
         .order_by(Finding.delivered_at)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
 async def owner_words_after(
-    session: AsyncSession, conversation_id: int, after: datetime, limit: int
+    tx: AsyncSession, conversation_id: int, after: datetime, limit: int
 ) -> list[InboxItem]:
     """The owner's first messages in their DM after a moment (their reaction, if any)."""
     stmt = (
@@ -232,7 +232,7 @@ async def owner_words_after(
         .order_by(InboxItem.id)
         .limit(limit)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
 @dataclass(frozen=True)
@@ -242,14 +242,14 @@ class Counts:
     feedback: int
 
 
-async def counts(session: AsyncSession) -> Counts:
-    notes_n = await session.scalar(select(func.count(NotebookNote.id)))
+async def counts(tx: AsyncSession) -> Counts:
+    notes_n = await tx.scalar(select(func.count(NotebookNote.id)))
     by_status = (
-        await session.execute(
+        await tx.execute(
             select(Finding.status, func.count(Finding.id)).group_by(Finding.status)
         )
     ).all()
-    feedback = await session.scalar(
+    feedback = await tx.scalar(
         select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
     )
     return Counts(int(notes_n or 0), {str(s): int(n) for s, n in by_status}, int(feedback or 0))
@@ -259,24 +259,24 @@ async def counts(session: AsyncSession) -> Counts:
 
 
 async def signals(
-    session: AsyncSession, now: datetime, today: date, lookahead: timedelta
+    tx: AsyncSession, now: datetime, today: date, lookahead: timedelta
 ) -> dict[str, Any]:
     """What exists now that a round could look at: the newest record, index entry change,
     note and feedback; the Matters due soon; the noted deadlines that are near."""
-    newest_record = await session.scalar(select(func.max(SourceRecord.id)))
-    newest_entry = await session.scalar(select(func.max(IndexEntry.updated_at)))
-    newest_note = await session.scalar(select(func.max(NotebookNote.id)))
-    feedback = await session.scalar(
+    newest_record = await tx.scalar(select(func.max(SourceRecord.id)))
+    newest_entry = await tx.scalar(select(func.max(IndexEntry.updated_at)))
+    newest_note = await tx.scalar(select(func.max(NotebookNote.id)))
+    feedback = await tx.scalar(
         select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
     )
-    due_matters = await session.scalars(
+    due_matters = await tx.scalars(
         select(Matter.id).where(
             Matter.status == "active",
             Matter.next_wake_at.is_not(None),
             Matter.next_wake_at <= now + lookahead,
         )
     )
-    near = await session.scalars(
+    near = await tx.scalars(
         select(NotebookNote.id).where(
             NotebookNote.due_on.is_not(None),
             NotebookNote.due_on >= today,

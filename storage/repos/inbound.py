@@ -27,7 +27,7 @@ class NewEvent:
 
 
 async def insert_many_if_new(
-    session: AsyncSession, events: Sequence[NewEvent]
+    tx: AsyncSession, events: Sequence[NewEvent]
 ) -> set[tuple[str, str]]:
     """One multi-row insert; the (platform, message_id) pairs that were new."""
     if not events:
@@ -36,23 +36,23 @@ async def insert_many_if_new(
     # and batches it into multi-row VALUES itself ("insertmanyvalues").
     table = InboundEvent.__table__
     stmt = (
-        insert_for(session, table)
+        insert_for(tx, table)
         .on_conflict_do_nothing(index_elements=["platform", "message_id"])
         .returning(table.c.platform, table.c.message_id)
     )
-    result = await session.execute(stmt, [dict(vars(e)) for e in events])
+    result = await tx.execute(stmt, [dict(vars(e)) for e in events])
     return {(p, m) for p, m in result.all()}
 
 
-async def count(session: AsyncSession, platform: str | None = None) -> int:
+async def count(tx: AsyncSession, platform: str | None = None) -> int:
     stmt = select(func.count(InboundEvent.id))
     if platform is not None:
         stmt = stmt.where(InboundEvent.platform == platform)
-    return int(await session.scalar(stmt) or 0)
+    return int(await tx.scalar(stmt) or 0)
 
 
-async def get(session: AsyncSession, platform: str, message_id: str) -> InboundEvent | None:
-    return await session.scalar(
+async def get(tx: AsyncSession, platform: str, message_id: str) -> InboundEvent | None:
+    return await tx.scalar(
         select(InboundEvent).where(
             InboundEvent.platform == platform, InboundEvent.message_id == message_id
         )

@@ -15,7 +15,7 @@ from storage.repos._upsert import insert_for
 
 
 async def append(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     kind: str,
     payload: dict[str, Any],
@@ -25,7 +25,7 @@ async def append(
     created_at: datetime,
 ) -> int | None:
     """The new item's id; None when `dedupe_key` was appended before (an idempotent retry)."""
-    stmt = insert_for(session, InboxItem).values(
+    stmt = insert_for(tx, InboxItem).values(
         kind=kind,
         payload=payload,
         conversation_id=conversation_id,
@@ -35,7 +35,7 @@ async def append(
     )
     if dedupe_key is not None:
         stmt = stmt.on_conflict_do_nothing(index_elements=["dedupe_key"])
-    return (await session.execute(stmt.returning(InboxItem.id))).scalar_one_or_none()
+    return (await tx.execute(stmt.returning(InboxItem.id))).scalar_one_or_none()
 
 
 @dataclass(frozen=True)
@@ -48,23 +48,23 @@ class NewItem:
     session_id: int | None = None
 
 
-async def append_many(session: AsyncSession, items: Sequence[NewItem]) -> dict[str, int]:
+async def append_many(tx: AsyncSession, items: Sequence[NewItem]) -> dict[str, int]:
     """One multi-row insert of idempotent items; dedupe key -> id for those that were new."""
     if not items:
         return {}
     # Hot path (ingest): compiled once, batched into multi-row VALUES by SQLAlchemy.
     table = InboxItem.__table__
     stmt = (
-        insert_for(session, table)
+        insert_for(tx, table)
         .on_conflict_do_nothing(index_elements=["dedupe_key"])
         .returning(table.c.dedupe_key, table.c.id)
     )
-    result = await session.execute(stmt, [dict(vars(i)) for i in items])
+    result = await tx.execute(stmt, [dict(vars(i)) for i in items])
     return {str(k): int(v) for k, v in result.all()}
 
 
 async def pending_for_conversation(
-    session: AsyncSession, conversation_id: int, limit: int = 100
+    tx: AsyncSession, conversation_id: int, limit: int = 100
 ) -> list[InboxItem]:
     stmt = (
         select(InboxItem)
@@ -72,10 +72,10 @@ async def pending_for_conversation(
         .order_by(InboxItem.id)
         .limit(limit)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
-async def conversations_with_pending(session: AsyncSession, limit: int = 100) -> list[int]:
+async def conversations_with_pending(tx: AsyncSession, limit: int = 100) -> list[int]:
     stmt = (
         select(InboxItem.conversation_id)
         .where(InboxItem.conversation_id.is_not(None), InboxItem.delivered_at.is_(None))
@@ -83,13 +83,13 @@ async def conversations_with_pending(session: AsyncSession, limit: int = 100) ->
         .order_by(func.min(InboxItem.id))
         .limit(limit)
     )
-    return [int(cid) for cid in (await session.scalars(stmt)).all() if cid is not None]
+    return [int(cid) for cid in (await tx.scalars(stmt)).all() if cid is not None]
 
 
 async def mark_delivered(
-    session: AsyncSession, item_ids: list[int], batch_id: str, now: datetime
+    tx: AsyncSession, item_ids: list[int], batch_id: str, now: datetime
 ) -> int:
-    result = await session.execute(
+    result = await tx.execute(
         update(InboxItem)
         .where(InboxItem.id.in_(item_ids), InboxItem.delivered_at.is_(None))
         .values(delivered_at=now, batch_id=batch_id)
@@ -97,16 +97,16 @@ async def mark_delivered(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-async def count_pending(session: AsyncSession, conversation_id: int | None = None) -> int:
+async def count_pending(tx: AsyncSession, conversation_id: int | None = None) -> int:
     """Undelivered items: all of them, or one conversation's."""
     stmt = select(func.count(InboxItem.id)).where(InboxItem.delivered_at.is_(None))
     if conversation_id is not None:
         stmt = stmt.where(InboxItem.conversation_id == conversation_id)
-    return int(await session.scalar(stmt) or 0)
+    return int(await tx.scalar(stmt) or 0)
 
 
 async def has_recent(
-    session: AsyncSession, conversation_id: int, kinds: Sequence[str], since: datetime
+    tx: AsyncSession, conversation_id: int, kinds: Sequence[str], since: datetime
 ) -> bool:
     """Whether items of these kinds reached the conversation since a moment."""
     stmt = select(InboxItem.id).where(
@@ -114,4 +114,4 @@ async def has_recent(
         InboxItem.kind.in_(list(kinds)),
         InboxItem.created_at >= since,
     )
-    return (await session.scalar(stmt.limit(1))) is not None
+    return (await tx.scalar(stmt.limit(1))) is not None

@@ -14,11 +14,11 @@ from storage.repos._upsert import insert_for
 
 
 async def acquire(
-    session: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime
+    tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime
 ) -> bool:
     """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
     stmt = (
-        insert_for(session, Lease)
+        insert_for(tx, Lease)
         .values(name=name, owner=owner, expires_at=now + ttl, acquired_at=now)
         .on_conflict_do_update(
             index_elements=[Lease.name],
@@ -29,20 +29,20 @@ async def acquire(
         )
         .returning(Lease.owner)
     )
-    return (await session.execute(stmt)).scalar_one_or_none() == owner
+    return (await tx.execute(stmt)).scalar_one_or_none() == owner
 
 
-async def release(session: AsyncSession, name: str, owner: str) -> None:
-    await session.execute(delete(Lease).where(Lease.name == name, Lease.owner == owner))
+async def release(tx: AsyncSession, name: str, owner: str) -> None:
+    await tx.execute(delete(Lease).where(Lease.name == name, Lease.owner == owner))
 
 
-async def release_all(session: AsyncSession, owner: str) -> int:
-    result = await session.execute(delete(Lease).where(Lease.owner == owner))
+async def release_all(tx: AsyncSession, owner: str) -> int:
+    result = await tx.execute(delete(Lease).where(Lease.owner == owner))
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-async def holder(session: AsyncSession, name: str, now: datetime) -> str | None:
+async def holder(tx: AsyncSession, name: str, now: datetime) -> str | None:
     held = select(Lease.owner).where(
         Lease.name == name, Lease.expires_at >= now, ~owner_is_gone(Lease.owner, now)
     )
-    return await session.scalar(held)
+    return await tx.scalar(held)

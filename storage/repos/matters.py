@@ -37,15 +37,15 @@ def _runnable() -> list[ColumnElement[bool]]:
     ]
 
 
-async def has_runnable(session: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(session, Matter, where=_runnable(), now=now)
+async def has_runnable(tx: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(tx, Matter, where=_runnable(), now=now)
 
 
 async def claim_runnable(
-    session: AsyncSession, *, owner: str, now: datetime, lease: timedelta
+    tx: AsyncSession, *, owner: str, now: datetime, lease: timedelta
 ) -> Matter | None:
     rows = await claim_rows(
-        session,
+        tx,
         Matter,
         where=_runnable(),
         order_by=[Matter.updated_at, Matter.id],
@@ -57,7 +57,7 @@ async def claim_runnable(
     return rows[0] if rows else None
 
 
-async def sessions_to_adopt(session: AsyncSession, limit: int = 20) -> list[int]:
+async def sessions_to_adopt(tx: AsyncSession, limit: int = 20) -> list[int]:
     """Sessions with delegated input but no Matter yet."""
     stmt = (
         select(InboxItem.session_id)
@@ -69,12 +69,12 @@ async def sessions_to_adopt(session: AsyncSession, limit: int = 20) -> list[int]
         .group_by(InboxItem.session_id)
         .limit(limit)
     )
-    return [int(sid) for sid in (await session.scalars(stmt)).all() if sid is not None]
+    return [int(sid) for sid in (await tx.scalars(stmt)).all() if sid is not None]
 
 
-async def adopt(session: AsyncSession, session_id: int, now: datetime) -> Matter | None:
+async def adopt(tx: AsyncSession, session_id: int, now: datetime) -> Matter | None:
     """The first delegated request becomes the objective (None if someone adopted it)."""
-    first = await session.scalar(
+    first = await tx.scalar(
         select(InboxItem)
         .where(InboxItem.session_id == session_id, InboxItem.delivered_at.is_(None))
         .order_by(InboxItem.id)
@@ -84,7 +84,7 @@ async def adopt(session: AsyncSession, session_id: int, now: datetime) -> Matter
         return None
     payload = first.payload
     stmt = (
-        insert_for(session, Matter.__table__)
+        insert_for(tx, Matter.__table__)
         .values(
             session_id=session_id,
             conversation_id=payload.get("conversation_id"),
@@ -104,25 +104,25 @@ async def adopt(session: AsyncSession, session_id: int, now: datetime) -> Matter
         .on_conflict_do_nothing(index_elements=["session_id"])
         .returning(Matter.__table__.c.id)
     )
-    new_id = (await session.execute(stmt)).scalar_one_or_none()
-    return await session.get(Matter, new_id) if new_id is not None else None
+    new_id = (await tx.execute(stmt)).scalar_one_or_none()
+    return await tx.get(Matter, new_id) if new_id is not None else None
 
 
-async def unread_items(session: AsyncSession, session_id: int) -> list[InboxItem]:
+async def unread_items(tx: AsyncSession, session_id: int) -> list[InboxItem]:
     stmt = (
         select(InboxItem)
         .where(InboxItem.session_id == session_id, InboxItem.delivered_at.is_(None))
         .order_by(InboxItem.id)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
 async def listing(
-    session: AsyncSession, *, conversation_id: int | None, limit: int = 20
+    tx: AsyncSession, *, conversation_id: int | None, limit: int = 20
 ) -> list[Matter]:
     """The most recently updated Matters, only those started in `conversation_id` unless it
     is None (the caller applies the visibility rule)."""
     stmt = select(Matter).order_by(Matter.updated_at.desc(), Matter.id.desc()).limit(limit)
     if conversation_id is not None:
         stmt = stmt.where(Matter.conversation_id == conversation_id)
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())

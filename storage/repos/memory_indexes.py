@@ -23,7 +23,7 @@ INDEXER = "indexer"  # the role of an index's own Session
 
 
 async def create(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     name: str,
     criteria: str,
@@ -35,7 +35,7 @@ async def create(
 ) -> MemoryIndex | None:
     """The new index; None when the name is taken."""
     stmt = (
-        insert_for(session, MemoryIndex)
+        insert_for(tx, MemoryIndex)
         .values(
             name=name,
             criteria=criteria,
@@ -53,20 +53,20 @@ async def create(
         .on_conflict_do_nothing(index_elements=["name"])
         .returning(MemoryIndex.id)
     )
-    new_id = (await session.execute(stmt)).scalar_one_or_none()
-    return None if new_id is None else await session.get(MemoryIndex, new_id)
+    new_id = (await tx.execute(stmt)).scalar_one_or_none()
+    return None if new_id is None else await tx.get(MemoryIndex, new_id)
 
 
-async def by_name(session: AsyncSession, name: str) -> MemoryIndex | None:
-    return await session.scalar(
+async def by_name(tx: AsyncSession, name: str) -> MemoryIndex | None:
+    return await tx.scalar(
         select(MemoryIndex)
         .where(MemoryIndex.name == name)
         .execution_options(populate_existing=True)
     )
 
 
-async def all_indexes(session: AsyncSession) -> list[MemoryIndex]:
-    return list((await session.scalars(select(MemoryIndex).order_by(MemoryIndex.name))).all())
+async def all_indexes(tx: AsyncSession) -> list[MemoryIndex]:
+    return list((await tx.scalars(select(MemoryIndex).order_by(MemoryIndex.name))).all())
 
 
 def _due(now: datetime) -> list[ColumnElement[bool]]:
@@ -76,15 +76,15 @@ def _due(now: datetime) -> list[ColumnElement[bool]]:
     ]
 
 
-async def has_due(session: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(session, MemoryIndex, where=_due(now), now=now)
+async def has_due(tx: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(tx, MemoryIndex, where=_due(now), now=now)
 
 
 async def claim_due(
-    session: AsyncSession, *, owner: str, lease: timedelta, now: datetime
+    tx: AsyncSession, *, owner: str, lease: timedelta, now: datetime
 ) -> MemoryIndex | None:
     rows = await claim_rows(
-        session,
+        tx,
         MemoryIndex,
         where=_due(now),
         order_by=[MemoryIndex.next_check_at, MemoryIndex.id],
@@ -106,10 +106,10 @@ class Backlog:
     last_seq: int
 
 
-async def backlog(session: AsyncSession, scopes: Sequence[str] | None, after: int) -> Backlog:
+async def backlog(tx: AsyncSession, scopes: Sequence[str] | None, after: int) -> Backlog:
     """How many records of the scopes came after `after`, and the newest one's seq."""
     count, last = (
-        await session.execute(
+        await tx.execute(
             select(func.count(SourceRecord.id), func.max(SourceRecord.id)).where(
                 SourceRecord.id > after, *_in_scopes(scopes)
             )
@@ -119,11 +119,11 @@ async def backlog(session: AsyncSession, scopes: Sequence[str] | None, after: in
 
 
 async def records_in_range(
-    session: AsyncSession, scopes: Sequence[str] | None, after: int, upto: int, limit: int
+    tx: AsyncSession, scopes: Sequence[str] | None, after: int, upto: int, limit: int
 ) -> list[SourceRecord]:
     return list(
         (
-            await session.scalars(
+            await tx.scalars(
                 select(SourceRecord)
                 .where(SourceRecord.id > after, SourceRecord.id <= upto, *_in_scopes(scopes))
                 .order_by(SourceRecord.id)
@@ -134,10 +134,10 @@ async def records_in_range(
 
 
 async def count_in_range(
-    session: AsyncSession, scopes: Sequence[str] | None, after: int, upto: int
+    tx: AsyncSession, scopes: Sequence[str] | None, after: int, upto: int
 ) -> int:
     return int(
-        await session.scalar(
+        await tx.scalar(
             select(func.count(SourceRecord.id)).where(
                 SourceRecord.id > after, SourceRecord.id <= upto, *_in_scopes(scopes)
             )
@@ -147,7 +147,7 @@ async def count_in_range(
 
 
 async def entries(
-    session: AsyncSession, index_id: int, *, contains: str | None = None, limit: int = 50
+    tx: AsyncSession, index_id: int, *, contains: str | None = None, limit: int = 50
 ) -> list[IndexEntry]:
     stmt = select(IndexEntry).where(IndexEntry.index_id == index_id)
     if contains:
@@ -155,12 +155,12 @@ async def entries(
         stmt = stmt.where(
             or_(func.lower(IndexEntry.key).like(pattern), func.lower(IndexEntry.text).like(pattern))
         )
-    return list((await session.scalars(stmt.order_by(IndexEntry.key).limit(limit))).all())
+    return list((await tx.scalars(stmt.order_by(IndexEntry.key).limit(limit))).all())
 
 
-async def count_entries(session: AsyncSession, index_id: int) -> int:
+async def count_entries(tx: AsyncSession, index_id: int) -> int:
     stmt = select(func.count(IndexEntry.id)).where(IndexEntry.index_id == index_id)
-    return int(await session.scalar(stmt) or 0)
+    return int(await tx.scalar(stmt) or 0)
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ class EntryWrite:
 
 
 async def write_entry(
-    session: AsyncSession,
+    tx: AsyncSession,
     index_id: int,
     *,
     key: str,
@@ -181,15 +181,15 @@ async def write_entry(
 ) -> EntryWrite:
     if expected_revision == 0:
         stmt = (
-            insert_for(session, IndexEntry)
+            insert_for(tx, IndexEntry)
             .values(index_id=index_id, key=key, text=text, refs=refs, revision=1, updated_at=now)
             .on_conflict_do_nothing(index_elements=["index_id", "key"])
             .returning(IndexEntry.id)
         )
-        if (await session.execute(stmt)).scalar_one_or_none() is not None:
+        if (await tx.execute(stmt)).scalar_one_or_none() is not None:
             return EntryWrite(True, 1)
     else:
-        result = await session.execute(
+        result = await tx.execute(
             update(IndexEntry)
             .where(
                 IndexEntry.index_id == index_id,
@@ -200,18 +200,18 @@ async def write_entry(
         )
         if getattr(result, "rowcount", 0):
             return EntryWrite(True, expected_revision + 1)
-    current = await session.scalar(
+    current = await tx.scalar(
         select(IndexEntry.revision).where(IndexEntry.index_id == index_id, IndexEntry.key == key)
     )
     return EntryWrite(False, int(current or 0))
 
 
-async def drop(session: AsyncSession, index_id: int) -> None:
-    await session.execute(delete(IndexEntry).where(IndexEntry.index_id == index_id))
-    await session.execute(delete(MemoryIndex).where(MemoryIndex.id == index_id))
+async def drop(tx: AsyncSession, index_id: int) -> None:
+    await tx.execute(delete(IndexEntry).where(IndexEntry.index_id == index_id))
+    await tx.execute(delete(MemoryIndex).where(MemoryIndex.id == index_id))
 
 
-async def indexer_session(session: AsyncSession, index: MemoryIndex, now: datetime) -> int:
+async def indexer_session(tx: AsyncSession, index: MemoryIndex, now: datetime) -> int:
     """The index's own Session (role `indexer`, never a WorkHub candidate), made on first
     use; its id."""
     if index.session_id is not None:
@@ -226,7 +226,7 @@ async def indexer_session(session: AsyncSession, index: MemoryIndex, now: dateti
         created_at=now,
         status_updated_at=now,
     )
-    session.add(created)
-    await session.flush()
+    tx.add(created)
+    await tx.flush()
     index.session_id = created.id
     return created.id

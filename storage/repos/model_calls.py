@@ -20,14 +20,14 @@ class ModelUsage:
     errors: int
 
 
-async def insert(session: AsyncSession, call: ModelCall) -> None:
-    session.add(call)
-    await session.flush()
+async def insert(tx: AsyncSession, call: ModelCall) -> None:
+    tx.add(call)
+    await tx.flush()
 
 
-async def usage_since(session: AsyncSession, since: datetime) -> ModelUsage:
+async def usage_since(tx: AsyncSession, since: datetime) -> ModelUsage:
     row = (
-        await session.execute(
+        await tx.execute(
             select(
                 func.count(ModelCall.id),
                 func.coalesce(func.sum(ModelCall.input_tokens), 0),
@@ -39,9 +39,9 @@ async def usage_since(session: AsyncSession, since: datetime) -> ModelUsage:
     return ModelUsage(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
 
-async def tokens_since(session: AsyncSession, since: datetime, purposes: Sequence[str]) -> int:
+async def tokens_since(tx: AsyncSession, since: datetime, purposes: Sequence[str]) -> int:
     """Input and output tokens of the calls made for these purposes since a moment."""
-    total = await session.scalar(
+    total = await tx.scalar(
         select(func.coalesce(func.sum(ModelCall.input_tokens + ModelCall.output_tokens), 0)).where(
             ModelCall.created_at >= since, ModelCall.purpose.in_(list(purposes))
         )

@@ -16,7 +16,7 @@ SETTLE = "settle"  # a Matter's settle at one revision; WorkHub's kinds are its 
 
 
 async def claim(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     operation_id: str,
     kind: str,
@@ -28,7 +28,7 @@ async def claim(
     """Record the operation in the caller's transaction; None if it is new, else the one
     stored earlier under this id (the caller compares fingerprints and rolls back)."""
     stmt = (
-        insert_for(session, Operation)
+        insert_for(tx, Operation)
         .values(
             id=operation_id,
             kind=kind,
@@ -40,18 +40,18 @@ async def claim(
         .on_conflict_do_nothing(index_elements=["id"])
         .returning(Operation.id)
     )
-    if (await session.execute(stmt)).scalar_one_or_none() is not None:
+    if (await tx.execute(stmt)).scalar_one_or_none() is not None:
         return None
-    return await session.get(Operation, operation_id)
+    return await tx.get(Operation, operation_id)
 
 
-async def get(session: AsyncSession, operation_id: str) -> Operation | None:
-    return await session.get(Operation, operation_id)
+async def get(tx: AsyncSession, operation_id: str) -> Operation | None:
+    return await tx.get(Operation, operation_id)
 
 
-async def latest(session: AsyncSession, kind: str, subject_id: int) -> Operation | None:
+async def latest(tx: AsyncSession, kind: str, subject_id: int) -> Operation | None:
     """The newest operation of `kind` on `subject_id` (e.g. a Matter's last settle)."""
-    return await session.scalar(
+    return await tx.scalar(
         select(Operation)
         .where(Operation.kind == kind, Operation.subject_id == subject_id)
         .order_by(Operation.created_at.desc(), Operation.id.desc())

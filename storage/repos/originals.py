@@ -11,17 +11,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from storage.models import Conversation, Session, SessionEvent, SourceRecord
 
 
-async def record(session: AsyncSession, seq: int) -> SourceRecord | None:
-    return await session.get(SourceRecord, seq)
+async def record(tx: AsyncSession, seq: int) -> SourceRecord | None:
+    return await tx.get(SourceRecord, seq)
 
 
 async def records_by_key(
-    session: AsyncSession, keys: Sequence[tuple[str, str]]
+    tx: AsyncSession, keys: Sequence[tuple[str, str]]
 ) -> dict[tuple[str, str], SourceRecord]:
     """(source, external_id) -> the stored record, for the keys that are stored."""
     if not keys:
         return {}
-    rows = await session.scalars(
+    rows = await tx.scalars(
         select(SourceRecord).where(
             tuple_(SourceRecord.source, SourceRecord.external_id).in_(list(keys))
         )
@@ -30,10 +30,10 @@ async def records_by_key(
 
 
 async def session_event(
-    session: AsyncSession, session_id: int, seq: int
+    tx: AsyncSession, session_id: int, seq: int
 ) -> tuple[SessionEvent, Session, Conversation | None] | None:
     row = (
-        await session.execute(
+        await tx.execute(
             select(SessionEvent, Session, Conversation)
             .join(Session, Session.id == SessionEvent.session_id)
             .outerjoin(Conversation, Conversation.id == Session.conversation_id)

@@ -23,7 +23,7 @@ PENDING, SENT, FAILED, UNCERTAIN = "pending", "sent", "failed", "uncertain"
 
 
 async def enqueue(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     idempotency_key: str,
     platform: str,
@@ -37,7 +37,7 @@ async def enqueue(
 ) -> int | None:
     """The new row's id; None if this key was enqueued before (the same reply, retried)."""
     stmt = (
-        insert_for(session, OutboxMessage)
+        insert_for(tx, OutboxMessage)
         .values(
             idempotency_key=idempotency_key,
             platform=platform,
@@ -55,7 +55,7 @@ async def enqueue(
         .on_conflict_do_nothing(index_elements=["idempotency_key"])
         .returning(OutboxMessage.id)
     )
-    return (await session.execute(stmt)).scalar_one_or_none()
+    return (await tx.execute(stmt)).scalar_one_or_none()
 
 
 def _due(platform: str, now: datetime) -> list[Any]:
@@ -66,12 +66,12 @@ def _due(platform: str, now: datetime) -> list[Any]:
     ]
 
 
-async def has_due(session: AsyncSession, *, platform: str, now: datetime) -> bool:
-    return await exists_claimable(session, OutboxMessage, where=_due(platform, now), now=now)
+async def has_due(tx: AsyncSession, *, platform: str, now: datetime) -> bool:
+    return await exists_claimable(tx, OutboxMessage, where=_due(platform, now), now=now)
 
 
 async def claim_due(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     platform: str,
     owner: str,
@@ -82,7 +82,7 @@ async def claim_due(
     """Claim rows to deliver. `attempts` counts deliveries begun, so a delivery that crashed
     midway is visible to the next claimer (it may have reached the platform)."""
     rows = await claim_rows(
-        session,
+        tx,
         OutboxMessage,
         where=_due(platform, now),
         order_by=[OutboxMessage.next_attempt_at, OutboxMessage.id],
@@ -93,12 +93,12 @@ async def claim_due(
     )
     for row in rows:
         row.attempts += 1
-    await session.flush()
+    await tx.flush()
     return rows
 
 
 async def finish(
-    session: AsyncSession,
+    tx: AsyncSession,
     row_id: int,
     owner: str,
     *,
@@ -117,7 +117,7 @@ async def finish(
     if state == SENT:
         values["sent_at"] = now
         values["platform_message_ids"] = platform_message_ids
-    result = await session.execute(
+    result = await tx.execute(
         update(OutboxMessage)
         .where(OutboxMessage.id == row_id, OutboxMessage.lease_owner == owner)
         .values(**values)
@@ -126,9 +126,9 @@ async def finish(
 
 
 async def retry_later(
-    session: AsyncSession, row_id: int, owner: str, *, at: datetime, error: str
+    tx: AsyncSession, row_id: int, owner: str, *, at: datetime, error: str
 ) -> None:
-    await session.execute(
+    await tx.execute(
         update(OutboxMessage)
         .where(OutboxMessage.id == row_id, OutboxMessage.lease_owner == owner)
         .values(
@@ -140,12 +140,12 @@ async def retry_later(
     )
 
 
-async def get(session: AsyncSession, row_id: int) -> OutboxMessage | None:
-    return await session.get(OutboxMessage, row_id)
+async def get(tx: AsyncSession, row_id: int) -> OutboxMessage | None:
+    return await tx.get(OutboxMessage, row_id)
 
 
 async def by_conversation(
-    session: AsyncSession, conversation_id: int, after_id: int = 0, limit: int = 100
+    tx: AsyncSession, conversation_id: int, after_id: int = 0, limit: int = 100
 ) -> list[OutboxMessage]:
     stmt = (
         select(OutboxMessage)
@@ -153,15 +153,15 @@ async def by_conversation(
         .order_by(OutboxMessage.id)
         .limit(limit)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
 async def count_by_state(
-    session: AsyncSession, conversation_id: int | None = None
+    tx: AsyncSession, conversation_id: int | None = None
 ) -> dict[str, int]:
     """Rows per state: all of them, or one conversation's."""
     stmt = select(OutboxMessage.state, func.count(OutboxMessage.id)).group_by(OutboxMessage.state)
     if conversation_id is not None:
         stmt = stmt.where(OutboxMessage.conversation_id == conversation_id)
-    rows = await session.execute(stmt)
+    rows = await tx.execute(stmt)
     return {state: int(n) for state, n in rows.all()}

@@ -15,10 +15,10 @@ COORDINATION = "coordination"
 
 
 async def coordination_for(
-    session: AsyncSession, conversation_id: int, *, name: str, now: datetime
+    tx: AsyncSession, conversation_id: int, *, name: str, now: datetime
 ) -> Session:
     """The conversation's own Session (where the Bot's turns are logged), made on first use."""
-    existing = await session.scalar(
+    existing = await tx.scalar(
         select(Session)
         .where(Session.conversation_id == conversation_id, Session.role == COORDINATION)
         .order_by(Session.id)
@@ -36,19 +36,19 @@ async def coordination_for(
         created_at=now,
         status_updated_at=now,
     )
-    session.add(created)
-    await session.flush()
+    tx.add(created)
+    await tx.flush()
     return created
 
 
 async def append_events(
-    session: AsyncSession,
+    tx: AsyncSession,
     session_id: int,
     events: list[tuple[str, str, dict[str, Any] | None]],
     now: datetime,
 ) -> list[SessionEvent]:
     """Append (kind, text, payload) events with the next sequence numbers."""
-    last = await session.scalar(
+    last = await tx.scalar(
         select(func.coalesce(func.max(SessionEvent.seq), 0)).where(
             SessionEvent.session_id == session_id
         )
@@ -64,13 +64,13 @@ async def append_events(
         )
         for i, (kind, text, payload) in enumerate(events)
     ]
-    session.add_all(rows)
-    await session.flush()
+    tx.add_all(rows)
+    await tx.flush()
     return rows
 
 
 async def events_after(
-    session: AsyncSession, session_id: int, after_seq: int, kinds: tuple[str, ...]
+    tx: AsyncSession, session_id: int, after_seq: int, kinds: tuple[str, ...]
 ) -> list[SessionEvent]:
     stmt = (
         select(SessionEvent)
@@ -81,11 +81,11 @@ async def events_after(
         )
         .order_by(SessionEvent.seq)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
-async def latest_event(session: AsyncSession, session_id: int, kind: str) -> SessionEvent | None:
-    return await session.scalar(
+async def latest_event(tx: AsyncSession, session_id: int, kind: str) -> SessionEvent | None:
+    return await tx.scalar(
         select(SessionEvent)
         .where(SessionEvent.session_id == session_id, SessionEvent.kind == kind)
         .order_by(SessionEvent.seq.desc())
@@ -93,14 +93,14 @@ async def latest_event(session: AsyncSession, session_id: int, kind: str) -> Ses
     )
 
 
-async def touch(session: AsyncSession, session_id: int, now: datetime) -> None:
-    row = await session.get(Session, session_id)
+async def touch(tx: AsyncSession, session_id: int, now: datetime) -> None:
+    row = await tx.get(Session, session_id)
     if row is not None:
         row.last_message_at = now
 
 
 async def recent_events(
-    session: AsyncSession, session_id: int, kinds: tuple[str, ...], up_to_seq: int, limit: int
+    tx: AsyncSession, session_id: int, kinds: tuple[str, ...], up_to_seq: int, limit: int
 ) -> list[SessionEvent]:
     """The newest `limit` events of these kinds up to `up_to_seq`, oldest first."""
     stmt = (
@@ -113,7 +113,7 @@ async def recent_events(
         .order_by(SessionEvent.seq.desc())
         .limit(limit)
     )
-    return list(reversed((await session.scalars(stmt)).all()))
+    return list(reversed((await tx.scalars(stmt)).all()))
 
 
 # ---- every Session's log, in id order (the search follower and `maka search rebuild`) ------
@@ -123,7 +123,7 @@ class LoggedEvent(NamedTuple):
     """An event with its Session and the conversation the Session belongs to, if any."""
 
     event: SessionEvent
-    session: Session
+    header: Session
     conversation: Conversation | None
 
 
@@ -136,18 +136,18 @@ def _logged() -> Select[SessionEvent, Session, Conversation]:
 
 
 async def logged_after(
-    session: AsyncSession, after_id: int, limit: int, kinds: Sequence[str] | None = None
+    tx: AsyncSession, after_id: int, limit: int, kinds: Sequence[str] | None = None
 ) -> list[LoggedEvent]:
     """Events of every Session with an id above `after_id`, in id order."""
     stmt = _logged().where(SessionEvent.id > after_id)
     if kinds is not None:
         stmt = stmt.where(SessionEvent.kind.in_(list(kinds)))
-    rows = await session.execute(stmt.order_by(SessionEvent.id).limit(limit))
+    rows = await tx.execute(stmt.order_by(SessionEvent.id).limit(limit))
     return [LoggedEvent(event, header, conv) for event, header, conv in rows.all()]
 
 
 async def logged_between(
-    session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+    tx: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
 ) -> list[LoggedEvent]:
     """Events whose id lies in any of the inclusive `ranges` (gaps that filled in later)."""
     if not ranges:
@@ -158,19 +158,19 @@ async def logged_between(
         .order_by(SessionEvent.id)
         .limit(limit)
     )
-    rows = await session.execute(stmt)
+    rows = await tx.execute(stmt)
     return [LoggedEvent(event, header, conv) for event, header, conv in rows.all()]
 
 
-async def max_event_id(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.max(SessionEvent.id))) or 0)
+async def max_event_id(tx: AsyncSession) -> int:
+    return int(await tx.scalar(select(func.max(SessionEvent.id))) or 0)
 
 
 async def summarized_after(
-    session: AsyncSession, after_id: int, limit: int
+    tx: AsyncSession, after_id: int, limit: int
 ) -> list[tuple[Session, SessionSummary]]:
     """Sessions with a stored summary, by id after `after_id` (to write their digests again)."""
-    rows = await session.execute(
+    rows = await tx.execute(
         select(Session, SessionSummary)
         .join(SessionSummary, SessionSummary.session_id == Session.id)
         .where(Session.id > after_id, SessionSummary.text.is_not(None))

@@ -13,20 +13,20 @@ from storage.repos._upsert import insert_for
 
 
 async def share(
-    session: AsyncSession, *, source: str, conversation_id: int, by: str, now: datetime
+    tx: AsyncSession, *, source: str, conversation_id: int, by: str, now: datetime
 ) -> bool:
     """True if this share is new."""
     stmt = (
-        insert_for(session, SourceShare)
+        insert_for(tx, SourceShare)
         .values(source=source, conversation_id=conversation_id, shared_by=by, created_at=now)
         .on_conflict_do_nothing(index_elements=["source", "conversation_id"])
         .returning(SourceShare.source)
     )
-    return (await session.execute(stmt)).scalar_one_or_none() is not None
+    return (await tx.execute(stmt)).scalar_one_or_none() is not None
 
 
-async def unshare(session: AsyncSession, *, source: str, conversation_id: int) -> bool:
-    result = await session.execute(
+async def unshare(tx: AsyncSession, *, source: str, conversation_id: int) -> bool:
+    result = await tx.execute(
         delete(SourceShare).where(
             SourceShare.source == source, SourceShare.conversation_id == conversation_id
         )
@@ -34,7 +34,7 @@ async def unshare(session: AsyncSession, *, source: str, conversation_id: int) -
     return bool(getattr(result, "rowcount", 0))
 
 
-async def shared_with(session: AsyncSession, conversation_id: int) -> list[Source]:
+async def shared_with(tx: AsyncSession, conversation_id: int) -> list[Source]:
     """The sources shared with this conversation (shares of unknown sources are skipped)."""
     stmt = (
         select(Source)
@@ -42,4 +42,4 @@ async def shared_with(session: AsyncSession, conversation_id: int) -> list[Sourc
         .where(SourceShare.conversation_id == conversation_id)
         .order_by(Source.name)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())

@@ -57,14 +57,14 @@ class NewRecord:
 _INSERTS: dict[tuple[str, bool], Any] = {}
 
 
-def _insert(session: AsyncSession, returning: bool) -> Any:
+def _insert(tx: AsyncSession, returning: bool) -> Any:
     """The insert statement, built once per dialect: statements are immutable, and building
     one (and its cache key) for every ingest batch is measurable on the hot path."""
-    key = (session.get_bind().dialect.name, returning)
+    key = (tx.get_bind().dialect.name, returning)
     stmt = _INSERTS.get(key)
     if stmt is None:
         table = SourceRecord.__table__  # Core, not the ORM's bulk path: ingest is a hot path
-        stmt = insert_for(session, table).on_conflict_do_nothing(
+        stmt = insert_for(tx, table).on_conflict_do_nothing(
             index_elements=["source", "external_id"]
         )
         if returning:
@@ -79,7 +79,7 @@ RECORDS_TOPIC = "source-index"
 
 
 async def insert_records(
-    session: AsyncSession, records: Sequence[NewRecord], now: datetime
+    tx: AsyncSession, records: Sequence[NewRecord], now: datetime
 ) -> list[tuple[int, str, str]]:
     """One multi-row insert; (id, source, external_id) of the rows that were new.
 
@@ -89,28 +89,28 @@ async def insert_records(
     own work (about 0.2 ms a row)."""
     if not records:
         return []
-    result = await session.execute(_insert(session, True), [r.row(now) for r in records])
+    result = await tx.execute(_insert(tx, True), [r.row(now) for r in records])
     return [(int(i), str(s), str(e)) for i, s, e in result.all()]
 
 
-async def add_records(session: AsyncSession, records: Sequence[NewRecord], now: datetime) -> None:
+async def add_records(tx: AsyncSession, records: Sequence[NewRecord], now: datetime) -> None:
     """`insert_records` for callers that need not know which rows were new (ingest)."""
     if records:
-        await session.execute(_insert(session, False), [r.row(now) for r in records])
+        await tx.execute(_insert(tx, False), [r.row(now) for r in records])
 
 
 async def records_after(
-    session: AsyncSession, after_id: int, limit: int, sources: Sequence[str] | None = None
+    tx: AsyncSession, after_id: int, limit: int, sources: Sequence[str] | None = None
 ) -> list[SourceRecord]:
     """Records in `seq` order after `after_id` (for re-indexing and coverage scans)."""
     stmt = select(SourceRecord).where(SourceRecord.id > after_id)
     if sources is not None:
         stmt = stmt.where(SourceRecord.source.in_(list(sources)))
-    return list((await session.scalars(stmt.order_by(SourceRecord.id).limit(limit))).all())
+    return list((await tx.scalars(stmt.order_by(SourceRecord.id).limit(limit))).all())
 
 
 async def records_between(
-    session: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
+    tx: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
 ) -> list[SourceRecord]:
     """Records whose seq lies in any of the inclusive `ranges` (gaps that filled in later)."""
     if not ranges:
@@ -121,22 +121,22 @@ async def records_between(
         .order_by(SourceRecord.id)
         .limit(limit)
     )
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
-async def max_seq(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.max(SourceRecord.id))) or 0)
+async def max_seq(tx: AsyncSession) -> int:
+    return int(await tx.scalar(select(func.max(SourceRecord.id))) or 0)
 
 
-async def count_records(session: AsyncSession, source: str | None = None) -> int:
+async def count_records(tx: AsyncSession, source: str | None = None) -> int:
     stmt = select(func.count(SourceRecord.id))
     if source is not None:
         stmt = stmt.where(SourceRecord.source == source)
-    return int(await session.scalar(stmt) or 0)
+    return int(await tx.scalar(stmt) or 0)
 
 
-async def counts_by_source(session: AsyncSession) -> dict[str, int]:
-    rows = await session.execute(
+async def counts_by_source(tx: AsyncSession) -> dict[str, int]:
+    rows = await tx.execute(
         select(SourceRecord.source, func.count(SourceRecord.id)).group_by(SourceRecord.source)
     )
     return {str(s): int(n) for s, n in rows.all()}
@@ -146,7 +146,7 @@ async def counts_by_source(session: AsyncSession) -> dict[str, int]:
 
 
 async def ensure(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     name: str,
     kind: str,
@@ -157,7 +157,7 @@ async def ensure(
 ) -> None:
     """Create the source row, or refresh what observation tells about it (title, scope,
     observed cursor); the synced cursor and the error columns are left alone."""
-    stmt = insert_for(session, Source).values(
+    stmt = insert_for(tx, Source).values(
         name=name,
         kind=kind,
         scope=scope,
@@ -174,31 +174,31 @@ async def ensure(
         changes["scope"] = scope
     if observed_cursor is not None:
         changes["observed_cursor"] = observed_cursor
-    await session.execute(stmt.on_conflict_do_update(index_elements=["name"], set_=changes))
+    await tx.execute(stmt.on_conflict_do_update(index_elements=["name"], set_=changes))
 
 
-async def get(session: AsyncSession, name: str) -> Source | None:
-    return await session.scalar(select(Source).where(Source.name == name))
+async def get(tx: AsyncSession, name: str) -> Source | None:
+    return await tx.scalar(select(Source).where(Source.name == name))
 
 
-async def by_id(session: AsyncSession, source_id: int) -> Source | None:
-    return await session.get(Source, source_id)
+async def by_id(tx: AsyncSession, source_id: int) -> Source | None:
+    return await tx.get(Source, source_id)
 
 
-async def all_sources(session: AsyncSession, kind: str | None = None) -> list[Source]:
+async def all_sources(tx: AsyncSession, kind: str | None = None) -> list[Source]:
     stmt = select(Source)
     if kind is not None:
         stmt = stmt.where(Source.kind == kind)
-    return list((await session.scalars(stmt.order_by(Source.kind, Source.name))).all())
+    return list((await tx.scalars(stmt.order_by(Source.kind, Source.name))).all())
 
 
-async def titles(session: AsyncSession, names: Sequence[str]) -> dict[str, str | None]:
-    rows = await session.execute(select(Source.name, Source.title).where(Source.name.in_(names)))
+async def titles(tx: AsyncSession, names: Sequence[str]) -> dict[str, str | None]:
+    rows = await tx.execute(select(Source.name, Source.title).where(Source.name.in_(names)))
     return {str(n): t for n, t in rows.all()}
 
 
 async def request_sync(
-    session: AsyncSession,
+    tx: AsyncSession,
     names: Sequence[str],
     now: datetime,
     request: dict[str, Any] | None = None,
@@ -206,7 +206,7 @@ async def request_sync(
     """Ask for a sync of these sources (the sync workers pick it up); how many exist."""
     if not names:
         return 0
-    result = await session.execute(
+    result = await tx.execute(
         update(Source)
         .where(Source.name.in_(list(names)))
         .values(wanted_at=now, request=request, updated_at=now)
@@ -218,16 +218,16 @@ def _wanted(now: datetime) -> list[Any]:
     return [Source.wanted_at.is_not(None), Source.wanted_at <= now]
 
 
-async def has_wanted(session: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(session, Source, where=_wanted(now), now=now)
+async def has_wanted(tx: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(tx, Source, where=_wanted(now), now=now)
 
 
 async def claim_wanted(
-    session: AsyncSession, *, owner: str, now: datetime, lease: timedelta
+    tx: AsyncSession, *, owner: str, now: datetime, lease: timedelta
 ) -> Source | None:
     """The longest-waiting requested source whose lease is free, now leased to `owner`."""
     rows = await claim_rows(
-        session,
+        tx,
         Source,
         where=_wanted(now),
         order_by=[Source.wanted_at, Source.id],
@@ -240,11 +240,11 @@ async def claim_wanted(
 
 
 async def claim_named(
-    session: AsyncSession, name: str, *, owner: str, now: datetime, lease: timedelta
+    tx: AsyncSession, name: str, *, owner: str, now: datetime, lease: timedelta
 ) -> Source | None:
     """This source, leased to `owner`; None when it does not exist or someone else holds it."""
     rows = await claim_rows(
-        session,
+        tx,
         Source,
         where=[Source.name == name],
         order_by=[Source.id],
@@ -256,18 +256,18 @@ async def claim_named(
     return rows[0] if rows else None
 
 
-async def holder(session: AsyncSession, name: str, now: datetime) -> str | None:
+async def holder(tx: AsyncSession, name: str, now: datetime) -> str | None:
     """Who holds this source's lease now (None when free)."""
-    row = await session.scalar(
+    row = await tx.scalar(
         select(Source.lease_owner).where(Source.name == name, ~lease_is_free(Source, now))
     )
     return str(row) if row else None
 
 
 async def renew(
-    session: AsyncSession, source_id: int, owner: str, *, now: datetime, lease: timedelta
+    tx: AsyncSession, source_id: int, owner: str, *, now: datetime, lease: timedelta
 ) -> bool:
-    result = await session.execute(
+    result = await tx.execute(
         update(Source)
         .where(Source.id == source_id, Source.lease_owner == owner)
         .values(lease_expires_at=now + lease)
@@ -276,7 +276,7 @@ async def renew(
 
 
 async def advance(
-    session: AsyncSession,
+    tx: AsyncSession,
     source_id: int,
     owner: str,
     *,
@@ -295,14 +295,14 @@ async def advance(
     }
     if synced_cursor is not None:
         values["synced_cursor"] = synced_cursor
-    result = await session.execute(
+    result = await tx.execute(
         update(Source).where(Source.id == source_id, Source.lease_owner == owner).values(**values)
     )
     return bool(getattr(result, "rowcount", 0))
 
 
 async def finish(
-    session: AsyncSession,
+    tx: AsyncSession,
     source_id: int,
     owner: str,
     *,
@@ -327,13 +327,13 @@ async def finish(
         values.update(last_error=error[:ERROR_MAX_CHARS], last_error_at=now)
     if observed_cursor is not None:
         values["observed_cursor"] = observed_cursor
-    result = await session.execute(
+    result = await tx.execute(
         update(Source).where(Source.id == source_id, Source.lease_owner == owner).values(**values)
     )
     if not result.rowcount:  # type: ignore[attr-defined]
         return False
     if done and wanted_at is not None:
-        await session.execute(
+        await tx.execute(
             update(Source)
             .where(Source.id == source_id, Source.wanted_at == wanted_at)
             .values(wanted_at=None, request=None)
@@ -342,13 +342,13 @@ async def finish(
 
 
 async def record_error(
-    session: AsyncSession, names: Sequence[str], error: str, now: datetime
+    tx: AsyncSession, names: Sequence[str], error: str, now: datetime
 ) -> None:
     """Show an error on sources nobody is syncing right now (e.g. every mailbox when the
     login fails): their status must not read as "no changes"."""
     if not names:
         return
-    await session.execute(
+    await tx.execute(
         update(Source)
         .where(Source.name.in_(list(names)))
         .values(last_error=error[:ERROR_MAX_CHARS], last_error_at=now, updated_at=now)
@@ -356,7 +356,7 @@ async def record_error(
 
 
 async def set_progress(
-    session: AsyncSession,
+    tx: AsyncSession,
     name: str,
     *,
     synced_cursor: dict[str, Any] | None,
@@ -372,11 +372,11 @@ async def set_progress(
         values.update(last_success_at=now, last_error=None)
     else:
         values.update(last_error=error[:ERROR_MAX_CHARS], last_error_at=now)
-    await session.execute(update(Source).where(Source.name == name).values(**values))
+    await tx.execute(update(Source).where(Source.name == name).values(**values))
 
 
-async def release(session: AsyncSession, owner: str) -> int:
-    result = await session.execute(
+async def release(tx: AsyncSession, owner: str) -> int:
+    result = await tx.execute(
         update(Source)
         .where(Source.lease_owner == owner)
         .values(lease_owner=None, lease_expires_at=None)

@@ -15,22 +15,22 @@ PENDING, FIRED, FAILED = "pending", "fired", "failed"
 
 
 async def schedule(
-    session: AsyncSession, *, kind: str, key: str, due_at: datetime, payload: dict[str, Any]
+    tx: AsyncSession, *, kind: str, key: str, due_at: datetime, payload: dict[str, Any]
 ) -> Timer:
     """Set the wake for `key` (one per key): a new key adds it, a known key moves it."""
-    timer = await session.scalar(select(Timer).where(Timer.key == key).with_for_update())
+    timer = await tx.scalar(select(Timer).where(Timer.key == key).with_for_update())
     if timer is None:
         timer = Timer(kind=kind, key=key, due_at=due_at, payload=payload, state=PENDING)
-        session.add(timer)
+        tx.add(timer)
     else:
         timer.kind, timer.due_at, timer.payload = kind, due_at, payload
         timer.state, timer.attempts, timer.last_error, timer.fired_at = PENDING, 0, None, None
-    await session.flush()
+    await tx.flush()
     return timer
 
 
-async def cancel(session: AsyncSession, key: str) -> bool:
-    result = await session.execute(
+async def cancel(tx: AsyncSession, key: str) -> bool:
+    result = await tx.execute(
         update(Timer).where(Timer.key == key, Timer.state == PENDING).values(state="cancelled")
     )
     return bool(getattr(result, "rowcount", 0))
@@ -40,15 +40,15 @@ def _due(now: datetime) -> list[Any]:
     return [Timer.state == PENDING, Timer.due_at <= now]
 
 
-async def has_due(session: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(session, Timer, where=_due(now), now=now)
+async def has_due(tx: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(tx, Timer, where=_due(now), now=now)
 
 
 async def claim_due(
-    session: AsyncSession, *, owner: str, now: datetime, limit: int, lease: timedelta
+    tx: AsyncSession, *, owner: str, now: datetime, limit: int, lease: timedelta
 ) -> list[Timer]:
     return await claim_rows(
-        session,
+        tx,
         Timer,
         where=_due(now),
         order_by=[Timer.due_at, Timer.id],
@@ -59,9 +59,9 @@ async def claim_due(
     )
 
 
-async def mark_fired(session: AsyncSession, timer_id: int, owner: str, now: datetime) -> bool:
+async def mark_fired(tx: AsyncSession, timer_id: int, owner: str, now: datetime) -> bool:
     """Only the lease holder may fire; False means the claim was lost (lease expired)."""
-    result = await session.execute(
+    result = await tx.execute(
         update(Timer)
         .where(Timer.id == timer_id, Timer.lease_owner == owner, Timer.state == PENDING)
         .values(state=FIRED, fired_at=now, lease_owner=None, lease_expires_at=None)
@@ -70,7 +70,7 @@ async def mark_fired(session: AsyncSession, timer_id: int, owner: str, now: date
 
 
 async def record_failure(
-    session: AsyncSession,
+    tx: AsyncSession,
     timer_id: int,
     owner: str,
     *,
@@ -88,14 +88,14 @@ async def record_failure(
         values["state"] = FAILED
     else:
         values["due_at"] = retry_at
-    await session.execute(
+    await tx.execute(
         update(Timer).where(Timer.id == timer_id, Timer.lease_owner == owner).values(**values)
     )
 
 
-async def next_due_at(session: AsyncSession) -> datetime | None:
-    return await session.scalar(select(func.min(Timer.due_at)).where(Timer.state == PENDING))
+async def next_due_at(tx: AsyncSession) -> datetime | None:
+    return await tx.scalar(select(func.min(Timer.due_at)).where(Timer.state == PENDING))
 
 
-async def get(session: AsyncSession, key: str) -> Timer | None:
-    return await session.scalar(select(Timer).where(Timer.key == key))
+async def get(tx: AsyncSession, key: str) -> Timer | None:
+    return await tx.scalar(select(Timer).where(Timer.key == key))

@@ -18,7 +18,7 @@ SIDE_CONVERSATION = "mode:side_conversation"
 
 
 async def sessions_by_activity(
-    session: AsyncSession,
+    tx: AsyncSession,
     *,
     conversation_id: int | None,
     offset: int,
@@ -36,11 +36,11 @@ async def sessions_by_activity(
     if conversation_id is not None:
         stmt = stmt.where(Session.conversation_id == conversation_id)
     stmt = stmt.order_by(activity.desc(), Session.id.asc()).offset(offset).limit(limit)
-    return list((await session.scalars(stmt)).all())
+    return list((await tx.scalars(stmt)).all())
 
 
-async def summaries_for(session: AsyncSession, ids: Sequence[int]) -> dict[int, str]:
-    rows = await session.execute(
+async def summaries_for(tx: AsyncSession, ids: Sequence[int]) -> dict[int, str]:
+    rows = await tx.execute(
         select(SessionSummary.session_id, SessionSummary.text).where(
             SessionSummary.session_id.in_(ids), SessionSummary.text.is_not(None)
         )
@@ -55,20 +55,20 @@ class Completion:
 
 
 async def record_completion(
-    session: AsyncSession, session_id: int, key: str, now: datetime
+    tx: AsyncSession, session_id: int, key: str, now: datetime
 ) -> Completion | None:
     """Count a completed turn; None when this notification was counted before (a repeated
     terminal notification does not count twice)."""
-    added = await session.execute(
-        insert_for(session, SessionCompletion)
+    added = await tx.execute(
+        insert_for(tx, SessionCompletion)
         .values(session_id=session_id, completion_key=key, created_at=now)
         .on_conflict_do_nothing(index_elements=["session_id", "completion_key"])
         .returning(SessionCompletion.session_id)
     )
     if added.scalar_one_or_none() is None:
         return None
-    await session.execute(
-        insert_for(session, SessionSummary)
+    await tx.execute(
+        insert_for(tx, SessionSummary)
         .values(
             session_id=session_id,
             covered_seq=0,
@@ -79,20 +79,20 @@ async def record_completion(
         )
         .on_conflict_do_nothing(index_elements=["session_id"])
     )
-    row = await session.get(SessionSummary, session_id, with_for_update=True)
+    row = await tx.get(SessionSummary, session_id, with_for_update=True)
     assert row is not None
     row.completion_count += 1
     power_of_two = row.completion_count & (row.completion_count - 1) == 0  # 1, 2, 4, 8, ...
     refresh = power_of_two or row.stale
     if refresh:
         row.requested_at_count, row.stale = row.completion_count, False
-    await session.flush()
+    await tx.flush()
     return Completion(row.completion_count, refresh)
 
 
-async def mark_stale(session: AsyncSession, session_id: int) -> bool:
+async def mark_stale(tx: AsyncSession, session_id: int) -> bool:
     """The summary no longer says what the task is about; False when there is none."""
-    result = await session.execute(
+    result = await tx.execute(
         update(SessionSummary)
         .where(SessionSummary.session_id == session_id, SessionSummary.text.is_not(None))
         .values(stale=True)
@@ -103,15 +103,15 @@ async def mark_stale(session: AsyncSession, session_id: int) -> bool:
 _REFRESH_PENDING = SessionSummary.requested_at_count > SessionSummary.summarized_at_count
 
 
-async def has_refresh(session: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(session, SessionSummary, where=[_REFRESH_PENDING], now=now)
+async def has_refresh(tx: AsyncSession, now: datetime) -> bool:
+    return await exists_claimable(tx, SessionSummary, where=[_REFRESH_PENDING], now=now)
 
 
 async def claim_refresh(
-    session: AsyncSession, *, owner: str, now: datetime, lease: timedelta
+    tx: AsyncSession, *, owner: str, now: datetime, lease: timedelta
 ) -> SessionSummary | None:
     rows = await claim_rows(
-        session,
+        tx,
         SessionSummary,
         where=[_REFRESH_PENDING],
         order_by=[SessionSummary.session_id],
@@ -124,7 +124,7 @@ async def claim_refresh(
 
 
 async def store_summary(
-    session: AsyncSession,
+    tx: AsyncSession,
     session_id: int,
     owner: str,
     *,
@@ -135,7 +135,7 @@ async def store_summary(
 ) -> bool:
     """Write a generation unless a newer one is already stored (never go back in
     covered_seq). Touches nothing but the summary row."""
-    result = await session.execute(
+    result = await tx.execute(
         update(SessionSummary)
         .where(
             SessionSummary.session_id == session_id,
@@ -148,7 +148,7 @@ async def store_summary(
             generated_at=now,
             last_error=None,
             summarized_at_count=func.max(SessionSummary.summarized_at_count, for_count)
-            if session.get_bind().dialect.name == "sqlite"
+            if tx.get_bind().dialect.name == "sqlite"
             else func.greatest(SessionSummary.summarized_at_count, for_count),
             lease_owner=None,
             lease_expires_at=None,
@@ -158,10 +158,10 @@ async def store_summary(
 
 
 async def settle_refresh(
-    session: AsyncSession, session_id: int, owner: str, for_count: int
+    tx: AsyncSession, session_id: int, owner: str, for_count: int
 ) -> None:
     """Nothing new to summarize: the refresh is done without a new text."""
-    await session.execute(
+    await tx.execute(
         update(SessionSummary)
         .where(SessionSummary.session_id == session_id, SessionSummary.lease_owner == owner)
         .values(lease_owner=None, lease_expires_at=None, summarized_at_count=for_count)
@@ -169,11 +169,11 @@ async def settle_refresh(
 
 
 async def postpone_refresh(
-    session: AsyncSession, session_id: int, owner: str, *, error: str, retry_at: datetime
+    tx: AsyncSession, session_id: int, owner: str, *, error: str, retry_at: datetime
 ) -> None:
     """The refresh failed: it stays pending, and its lease keeps it from being retried
     before `retry_at`."""
-    await session.execute(
+    await tx.execute(
         update(SessionSummary)
         .where(SessionSummary.session_id == session_id, SessionSummary.lease_owner == owner)
         .values(last_error=error[:2000], lease_owner="retry-later", lease_expires_at=retry_at)

@@ -192,19 +192,19 @@ class FeishuEventSender:
         return raw, headers
 
     async def post(
-        self, body: JSONDict, *, session: aiohttp.ClientSession | None = None, **encode_kwargs: Any
+        self, body: JSONDict, *, http: aiohttp.ClientSession | None = None, **encode_kwargs: Any
     ) -> tuple[int, str]:
         return await self.post_plaintext(
-            json.dumps(body, ensure_ascii=False).encode(), session=session, **encode_kwargs
+            json.dumps(body, ensure_ascii=False).encode(), http=http, **encode_kwargs
         )
 
     async def post_plaintext(
-        self, plain: bytes, *, session: aiohttp.ClientSession | None = None, **encode_kwargs: Any
+        self, plain: bytes, *, http: aiohttp.ClientSession | None = None, **encode_kwargs: Any
     ) -> tuple[int, str]:
         """POST `plain` as the event body (encrypted and signed when there is a key)."""
         raw, headers = self.encode_plaintext(plain, **encode_kwargs)
-        if session is not None:
-            async with session.post(self.webhook_url, data=raw, headers=headers) as resp:
+        if http is not None:
+            async with http.post(self.webhook_url, data=raw, headers=headers) as resp:
                 return resp.status, await resp.text()
         async with (
             aiohttp.ClientSession() as own,

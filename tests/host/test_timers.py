@@ -24,7 +24,7 @@ class Fired:
     def __init__(self) -> None:
         self.keys: list[str] = []
 
-    async def __call__(self, _session: AsyncSession, timer: Timer) -> None:
+    async def __call__(self, _tx: AsyncSession, timer: Timer) -> None:
         await asyncio.sleep(0)  # let other claimers interleave
         self.keys.append(timer.key)
 
@@ -156,10 +156,10 @@ async def test_claim_of_a_crashed_host_lapses_and_the_timer_fires_once(db: Datab
 async def test_failing_handler_is_retried_and_effects_roll_back(db: Database) -> None:
     calls: list[str] = []
 
-    async def flaky(session: AsyncSession, timer: Timer) -> None:
+    async def flaky(tx: AsyncSession, timer: Timer) -> None:
         calls.append(timer.key)
         await timer_repo.schedule(  # an effect inside the firing transaction
-            session, kind="other", key=f"effect-{len(calls)}", due_at=utcnow(), payload={}
+            tx, kind="other", key=f"effect-{len(calls)}", due_at=utcnow(), payload={}
         )
         if len(calls) == 1:
             raise RuntimeError("transient")

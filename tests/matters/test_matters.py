@@ -37,17 +37,17 @@ async def _delegate(w: FeishuWorld, request: str, name: str = "task") -> int:
     now = utcnow()
     async with w.app.services.db.write() as s:
         conv = await owner_dm(s)
-        session = await task_session(s, conv, name)
+        task = await task_session(s, conv, name)
         s.add(
             InboxItem(
-                session_id=session.id,
+                session_id=task.id,
                 kind="delegation",
                 created_at=now,
                 payload={"request": request, "from": OWNER, "conversation_id": conv.id},
-                dedupe_key=f"test:{session.id}",
+                dedupe_key=f"test:{task.id}",
             )
         )
-        return session.id
+        return task.id
 
 
 async def _matter(w: FeishuWorld, session_id: int) -> Matter | None:

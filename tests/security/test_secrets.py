@@ -183,7 +183,7 @@ async def test_a_running_service_prints_and_serves_no_secret(tmp_path: Path) -> 
                 forged = FeishuEventSender(
                     webhook, app_id=APP_ID, encrypt_key=None, verification_token="guess"
                 )
-                status, body = await forged.post(forged.message_event(text="hi"), session=http)
+                status, body = await forged.post(forged.message_event(text="hi"), http=http)
                 bodies["forged webhook"] = body
                 assert status == 401, body
 
@@ -195,7 +195,7 @@ async def test_a_running_service_prints_and_serves_no_secret(tmp_path: Path) -> 
                 )
                 for n, command in enumerate(["/status", "/sync email"], start=1):
                     status, body = await sender.post(
-                        _owner_says(fake, sender, command), session=http
+                        _owner_says(fake, sender, command), http=http
                     )
                     bodies[f"webhook {command}"] = body
                     assert status == 200, body

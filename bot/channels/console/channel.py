@@ -139,18 +139,18 @@ class ConsoleChannel:
                 {"error": "chat is dm or group; as is owner, admin or member"}, status=400
             )
         chat_id, _ = chat_of(chat, identity)
-        async with services.db.read() as session:
-            conversation = await conversations.by_chat(session, PLATFORM, chat_id)
+        async with services.db.read() as tx:
+            conversation = await conversations.by_chat(tx, PLATFORM, chat_id)
             if conversation is None:
                 return web.json_response({"messages": []})
             events = (
-                await session.scalars(
+                await tx.scalars(
                     select(InboundEvent)
                     .where(InboundEvent.platform == PLATFORM, InboundEvent.chat_id == chat_id)
                     .order_by(InboundEvent.id)
                 )
             ).all()
-            replies = await outbox.by_conversation(session, conversation.id, limit=1000)
+            replies = await outbox.by_conversation(tx, conversation.id, limit=1000)
         items: list[dict[str, Any]] = [
             {
                 "from": "user",

@@ -13,9 +13,9 @@ class ConsoleSender(OutboxSender):
     platform = CONSOLE_PLATFORM
 
     async def deliver(self, row: Claimed) -> None:
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             await outbox.finish(
-                session,
+                tx,
                 row.id,
                 self.instance_id,
                 state=outbox.SENT,

@@ -171,9 +171,9 @@ class FeishuSender(OutboxSender):
     async def _retry_later(self, row: Claimed, error: str) -> None:
         delay = min(600.0, 5.0 * 2 ** (row.claims - 1))
         log.warning("outbox %s: will retry in %.0fs: %s", row.id, delay, error)
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             await outbox.retry_later(
-                session,
+                tx,
                 row.id,
                 self.instance_id,
                 at=utcnow() + timedelta(seconds=delay),
@@ -185,9 +185,9 @@ class FeishuSender(OutboxSender):
     ) -> None:
         SENT.labels(PLATFORM, state).inc()
         notice = False
-        async with self.db.write() as session:
+        async with self.db.write() as tx:
             if not await outbox.finish(
-                session,
+                tx,
                 row.id,
                 self.instance_id,
                 state=state,
@@ -199,16 +199,16 @@ class FeishuSender(OutboxSender):
                 return
             if state != outbox.SENT:
                 log.error("outbox %s to chat %s is %s: %s", row.id, row.chat_id, state, error)
-                notice = await self._notify_owner(session, row, state, error or "")
+                notice = await self._notify_owner(tx, row, state, error or "")
         if notice:
             await self.notifier.notify(INBOX_TOPIC)
 
     async def _notify_owner(
-        self, session: AsyncSession, row: Claimed, state: str, error: str
+        self, tx: AsyncSession, row: Claimed, state: str, error: str
     ) -> bool:
         if not self.owner_open_id:
             return False
-        owner_dm = await conversations.find_dm(session, PLATFORM, self.owner_open_id)
+        owner_dm = await conversations.find_dm(tx, PLATFORM, self.owner_open_id)
         if owner_dm is None or owner_dm.id == row.conversation_id:
             return False  # a notice about the owner's own chat could not reach them either
         text = (
@@ -217,7 +217,7 @@ class FeishuSender(OutboxSender):
             else f"A reply to chat {row.chat_id} may or may not have arrived ({state}): {error}"
         )
         await inbox.append(
-            session,
+            tx,
             kind="system",
             conversation_id=owner_dm.id,
             payload={"text": text, "outbox_id": row.id, "state": state},

@@ -85,8 +85,8 @@ def list_line(index: MemoryIndex) -> str:
 
 async def _show(ctx: CommandContext, service: IndexService, name: str) -> str:
     index = await service.find(name, ctx.visibility)
-    async with ctx.services.db.read() as s:
-        entries = await repo.count_entries(s, index.id)
+    async with ctx.services.db.read() as tx:
+        entries = await repo.count_entries(tx, index.id)
     return describe(index, entries, ctx.services.settings.tz, has_model=bool(ctx.services.model))
 
 

@@ -51,20 +51,20 @@ class IndexMaintenanceWorker(Worker):
 
     async def run_once(self) -> bool:
         now = utcnow()
-        async with self.db.read() as s:
-            if not await repo.has_due(s, now):
+        async with self.db.read() as tx:
+            if not await repo.has_due(tx, now):
                 return False
-        async with self.db.write() as s:
+        async with self.db.write() as tx:
             # Detached once this transaction ends: the index as it was claimed (each write
             # below loads its own row).
-            claimed = await repo.claim_due(s, owner=self.owner, lease=self.lease, now=now)
+            claimed = await repo.claim_due(tx, owner=self.owner, lease=self.lease, now=now)
             if claimed is None:
                 return False
         try:
             await self.maintain(claimed)
         finally:
-            async with self.db.write() as s:
-                await claims.release_rows(s, MemoryIndex, self.owner, [claimed.id])
+            async with self.db.write() as tx:
+                await claims.release_rows(tx, MemoryIndex, self.owner, [claimed.id])
         return True
 
     async def maintain(self, index: MemoryIndex) -> None:
@@ -74,10 +74,10 @@ class IndexMaintenanceWorker(Worker):
             if found is None:
                 return
             start, end = index.covered_cursor, found
-        async with self.db.write() as s:
-            row = await s.get(MemoryIndex, index.id)
+        async with self.db.write() as tx:
+            row = await tx.get(MemoryIndex, index.id)
             assert row is not None
-            session_id = await repo.indexer_session(s, row, utcnow())
+            session_id = await repo.indexer_session(tx, row, utcnow())
         ctx = IndexerContext(self.db, self.tz, index.id, index.scopes, start, end)
         outcome = await self.turn.run(index, ctx)
         await self._settle(index, start, end, outcome, session_id)
@@ -86,14 +86,14 @@ class IndexMaintenanceWorker(Worker):
         """Open a range when records came after the coverage: its end; None otherwise."""
         now = utcnow()
         try:
-            async with self.db.read() as s:
-                backlog = await repo.backlog(s, index.scopes, index.covered_cursor)
+            async with self.db.read() as tx:
+                backlog = await repo.backlog(tx, index.scopes, index.covered_cursor)
         except (SQLAlchemyError, OSError) as exc:
             log.warning("checking index %s failed: %s", index.id, exc)
             await self._fail(index, "check_failed", f"checking for new records failed: {exc}")
             return None
-        async with self.db.write() as s:
-            row = await s.get(MemoryIndex, index.id)
+        async with self.db.write() as tx:
+            row = await tx.get(MemoryIndex, index.id)
             assert row is not None
             row.last_checked_at = row.updated_at = now
             row.pending_count = backlog.count
@@ -115,8 +115,8 @@ class IndexMaintenanceWorker(Worker):
             return
         now = utcnow()
         ready = None
-        async with self.db.write() as s:
-            row = await s.get(MemoryIndex, index.id)
+        async with self.db.write() as tx:
+            row = await tx.get(MemoryIndex, index.id)
             assert row is not None
             row.status, row.last_error, row.next_check_at = "updating", None, now
             row.last_organized_at = row.updated_at = now
@@ -125,10 +125,12 @@ class IndexMaintenanceWorker(Worker):
                 row.pending_count = 0
                 if not row.ready_notified:
                     row.ready_notified = True
-                    ready = await repo.count_entries(s, row.id)
+                    ready = await repo.count_entries(tx, row.id)
             else:
                 row.range_done = outcome.read_to
-                row.pending_count = await repo.count_in_range(s, index.scopes, outcome.read_to, end)
+                row.pending_count = await repo.count_in_range(
+                    tx, index.scopes, outcome.read_to, end
+                )
         await self._log(
             session_id,
             f"{outcome.finished}: rec-{start}..rec-{end}, read to rec-{outcome.read_to}, "
@@ -143,8 +145,8 @@ class IndexMaintenanceWorker(Worker):
 
     async def _fail(self, index: MemoryIndex, status: str, error: str) -> None:
         now = utcnow()
-        async with self.db.write() as s:
-            row = await s.get(MemoryIndex, index.id)
+        async with self.db.write() as tx:
+            row = await tx.get(MemoryIndex, index.id)
             assert row is not None
             row.status, row.last_error, row.last_error_at = status, error[:2000], now
             row.updated_at = now
@@ -159,8 +161,8 @@ class IndexMaintenanceWorker(Worker):
             )
 
     async def _log(self, session_id: int, text: str) -> None:
-        async with self.db.write() as s:
-            await sessions.append_events(s, session_id, [("status", text, None)], utcnow())
+        async with self.db.write() as tx:
+            await sessions.append_events(tx, session_id, [("status", text, None)], utcnow())
 
 
 def _interval(index: MemoryIndex) -> timedelta:

@@ -69,9 +69,9 @@ class IndexService:
             raise IndexRequestError("say what the index should organize, in your words")
         if visibility.sees_nothing:
             raise IndexRequestError("this conversation cannot have indexes")
-        async with self.db.write() as s:
+        async with self.db.write() as tx:
             index = await repo.create(
-                s,
+                tx,
                 name=name,
                 criteria=criteria.strip(),
                 scopes=scopes_for(visibility),
@@ -86,22 +86,22 @@ class IndexService:
         return index
 
     async def visible(self, visibility: Visibility) -> list[MemoryIndex]:
-        async with self.db.read() as s:
-            return [i for i in await repo.all_indexes(s) if sees_index(visibility, i)]
+        async with self.db.read() as tx:
+            return [i for i in await repo.all_indexes(tx) if sees_index(visibility, i)]
 
     async def find(self, name: str, visibility: Visibility) -> MemoryIndex:
         """The index of that name if this conversation may see it; the same error whether it
         does not exist or is not visible."""
-        async with self.db.read() as s:
-            index = await repo.by_name(s, name)
+        async with self.db.read() as tx:
+            index = await repo.by_name(tx, name)
         if index is None or not sees_index(visibility, index):
             raise IndexRequestError(f"No index named {name!r}.")
         return index
 
     async def set_paused(self, name: str, visibility: Visibility, paused: bool) -> MemoryIndex:
         index = await self.find(name, visibility)
-        async with self.db.write() as s:
-            row = await s.get(MemoryIndex, index.id)
+        async with self.db.write() as tx:
+            row = await tx.get(MemoryIndex, index.id)
             assert row is not None
             row.paused, row.updated_at = paused, utcnow()
             if not paused:
@@ -113,8 +113,8 @@ class IndexService:
         index = await self.find(name, visibility)
         if index.paused:
             raise IndexRequestError(f"{name!r} is paused: /index resume {name} first")
-        async with self.db.write() as s:
-            row = await s.get(MemoryIndex, index.id)
+        async with self.db.write() as tx:
+            row = await tx.get(MemoryIndex, index.id)
             assert row is not None
             row.next_check_at = None
         await self.notifier.notify(TOPIC)
@@ -122,20 +122,20 @@ class IndexService:
 
     async def drop(self, name: str, visibility: Visibility) -> None:
         index = await self.find(name, visibility)
-        async with self.db.write() as s:
-            await repo.drop(s, index.id)
+        async with self.db.write() as tx:
+            await repo.drop(tx, index.id)
 
     async def notify_owner(self, index: MemoryIndex, text: str, key: str) -> bool:
         """A notice in the owner's Bot inbox (once per `key`); False when the owner has no
         DM with the assistant yet (the status stays visible in /index show)."""
         if not self.owner:
             return False
-        async with self.db.write() as s:
-            dm = await conversations.find_dm(s, self.platform, self.owner)
+        async with self.db.write() as tx:
+            dm = await conversations.find_dm(tx, self.platform, self.owner)
             if dm is None:
                 return False
             await inbox.append(
-                s,
+                tx,
                 kind=NOTICE_KIND,
                 payload={"text": text, "index": index.name},
                 conversation_id=dm.id,

@@ -49,12 +49,12 @@ def render_record(rec: SourceRecord, tz: tzinfo) -> str:
 async def records_read(ctx: IndexerContext) -> str:
     """The next records of this range (up to 20), oldest first, each with its ref
     (rec-N). Call again for more; when none are left, checkpoint with complete=true."""
-    async with ctx.db.read() as s:
+    async with ctx.db.read() as tx:
         batch = await repo.records_in_range(
-            s, ctx.scopes, ctx.read_to, ctx.range_end, BATCH_RECORDS
+            tx, ctx.scopes, ctx.read_to, ctx.range_end, BATCH_RECORDS
         )
         left = await repo.count_in_range(
-            s, ctx.scopes, batch[-1].id if batch else ctx.read_to, ctx.range_end
+            tx, ctx.scopes, batch[-1].id if batch else ctx.read_to, ctx.range_end
         )
     if not batch:
         return "nothing left in this range: call checkpoint with complete=true"
@@ -67,8 +67,8 @@ async def records_read(ctx: IndexerContext) -> str:
 async def entries_read(ctx: IndexerContext, contains: str | None = None) -> str:
     """The index's entries (up to 50, by key), optionally only those whose key or text
     contains `contains`: key, revision (pass it to entry_write to replace one), refs, text."""
-    async with ctx.db.read() as s:
-        found = await repo.entries(s, ctx.index_id, contains=contains, limit=ENTRIES_SHOWN)
+    async with ctx.db.read() as tx:
+        found = await repo.entries(tx, ctx.index_id, contains=contains, limit=ENTRIES_SHOWN)
     if not found:
         return "no entries yet" if not contains else f"no entry contains {contains!r}"
     return "\n".join(
@@ -97,9 +97,9 @@ async def entry_write(
     if not seqs:
         raise ToolError("give at least one ref: the records this entry was made from")
     await _check_refs(ctx, seqs)
-    async with ctx.db.write() as s:
+    async with ctx.db.write() as tx:
         result = await repo.write_entry(
-            s,
+            tx,
             ctx.index_id,
             key=key,
             text=text,
@@ -118,8 +118,8 @@ async def entry_write(
 
 async def _check_refs(ctx: IndexerContext, seqs: list[int]) -> None:
     wanted = sorted(set(seqs))
-    async with ctx.db.read() as s:
-        rows = [await s.get(SourceRecord, seq) for seq in wanted]
+    async with ctx.db.read() as tx:
+        rows = [await tx.get(SourceRecord, seq) for seq in wanted]
     for seq, row in zip(wanted, rows, strict=True):
         if row is None or (ctx.scopes is not None and row.scope not in ctx.scopes):
             raise ToolError(f"rec-{seq} is not a record of this index")
@@ -130,8 +130,8 @@ async def checkpoint(ctx: IndexerContext, complete: bool, note: str = "") -> str
     (coverage then moves to the range's end); complete=false to continue after the records
     you have read, next time."""
     if complete:
-        async with ctx.db.read() as s:
-            unread = await repo.count_in_range(s, ctx.scopes, ctx.read_to, ctx.range_end)
+        async with ctx.db.read() as tx:
+            unread = await repo.count_in_range(tx, ctx.scopes, ctx.read_to, ctx.range_end)
         if unread:
             raise ToolError(
                 f"{unread} records of this range are unread: read them with records_read, "

@@ -103,16 +103,16 @@ def _when(at: datetime | None, tz: tzinfo) -> str:
 
 async def _sources(services: Services, tz: tzinfo) -> list[Item]:
     items = []
-    for s in await load_status(services.db):
-        red = s.state == "error"
-        if s.kind == CHECKPOINT_KIND:  # a search-index follower, not a synced source
-            what = "task logs" if "sessions" in s.name else "chat and mail"
+    for src in await load_status(services.db):
+        red = src.state == "error"
+        if src.kind == CHECKPOINT_KIND:  # a search-index follower, not a synced source
+            what = "task logs" if "sessions" in src.name else "chat and mail"
             items.append(
                 Item(
                     name=f"search index ({what})",
-                    state=s.state,
-                    detail=f"indexed to {s.synced_cursor or 'the start'}"
-                    + (f"; last error: {s.last_error}" if s.last_error else ""),
+                    state=src.state,
+                    detail=f"indexed to {src.synced_cursor or 'the start'}"
+                    + (f"; last error: {src.last_error}" if src.last_error else ""),
                     red=red,
                     hint="the search backend refused writes: see the error; nothing is lost, it "
                     "retries (or run maka search rebuild)"
@@ -123,11 +123,11 @@ async def _sources(services: Services, tz: tzinfo) -> list[Item]:
             continue
         items.append(
             Item(
-                name=s.name,
-                state=s.state,
-                detail=f"{s.records} records; last success {_when(s.last_success_at, tz)}"
-                + (f"; cursor {s.synced_cursor}" if s.synced_cursor else "")
-                + (f"; last error: {s.last_error}" if s.last_error else ""),
+                name=src.name,
+                state=src.state,
+                detail=f"{src.records} records; last success {_when(src.last_success_at, tz)}"
+                + (f"; cursor {src.synced_cursor}" if src.synced_cursor else "")
+                + (f"; last error: {src.last_error}" if src.last_error else ""),
                 red=red,
                 hint="the last sync failed: read the error; fix the credentials or the "
                 "network, then /sync (it also retries on its own)"
@@ -139,8 +139,8 @@ async def _sources(services: Services, tz: tzinfo) -> list[Item]:
 
 
 async def _indexes(services: Services, tz: tzinfo) -> list[Item]:
-    async with services.db.read() as s:
-        rows = await memory_indexes.all_indexes(s)
+    async with services.db.read() as tx:
+        rows = await memory_indexes.all_indexes(tx)
     items = []
     for i in rows:
         state = "paused" if i.paused else i.status
@@ -164,9 +164,9 @@ async def _indexes(services: Services, tz: tzinfo) -> list[Item]:
 
 
 async def _matters(services: Services, tz: tzinfo) -> list[Item]:
-    async with services.db.read() as s:
+    async with services.db.read() as tx:
         rows = (
-            await s.execute(
+            await tx.execute(
                 select(Matter, Session.name)
                 .join(Session, Session.id == Matter.session_id)
                 .order_by(Matter.updated_at.desc())
@@ -195,14 +195,14 @@ async def _matters(services: Services, tz: tzinfo) -> list[Item]:
 
 
 async def _discovery(services: Services, tz: tzinfo, now: datetime) -> list[Item]:
-    async with services.db.read() as s:
-        state = await discovery_repo.get_state(s) or discovery_repo.state_of(
+    async with services.db.read() as tx:
+        state = await discovery_repo.get_state(tx) or discovery_repo.state_of(
             defaults_of(services), now
         )
-        rounds = await discovery_repo.recent_rounds(s, ("done", "failed"), 1)
-        skips = await discovery_repo.recent_rounds(s, ("skipped",), 3)
-        used = await model_calls.tokens_since(s, start_of_day(now, tz), DISCOVERY_PURPOSES)
-        counts = await discovery_repo.counts(s)
+        rounds = await discovery_repo.recent_rounds(tx, ("done", "failed"), 1)
+        skips = await discovery_repo.recent_rounds(tx, ("skipped",), 3)
+        used = await model_calls.tokens_since(tx, start_of_day(now, tz), DISCOVERY_PURPOSES)
+        counts = await discovery_repo.counts(tx)
     last = rounds[0] if rounds else None
     failed = last is not None and last.phase == "failed"
     spent = used >= state.budget_tokens and state.enabled
@@ -250,8 +250,8 @@ async def _discovery(services: Services, tz: tzinfo, now: datetime) -> list[Item
 
 
 async def _outbox(services: Services) -> list[Item]:
-    async with services.db.read() as s:
-        states = await outbox.count_by_state(s)
+    async with services.db.read() as tx:
+        states = await outbox.count_by_state(tx)
     hints = {
         "uncertain": "sent, but Feishu's answer was lost: it is retried with the same "
         "idempotency key, so never twice; if it stays, check that Feishu is reachable",
@@ -267,9 +267,9 @@ async def _outbox(services: Services) -> list[Item]:
 
 async def _unasked(services: Services, tz: tzinfo) -> list[Item]:
     """The notices the Bot handled lately (each one is the `/why ID` of what it then sent)."""
-    async with services.db.read() as s:
+    async with services.db.read() as tx:
         rows = (
-            await s.scalars(
+            await tx.scalars(
                 select(InboxItem)
                 .where(
                     InboxItem.kind != "user_message",
@@ -284,7 +284,7 @@ async def _unasked(services: Services, tz: tzinfo) -> list[Item]:
             Item(
                 name=f"/why {row.id}",
                 state=row.kind,
-                detail=(await explain(s, row, tz)).removeprefix("- "),
+                detail=(await explain(tx, row, tz)).removeprefix("- "),
             )
             for row in rows
         ]
@@ -293,9 +293,9 @@ async def _unasked(services: Services, tz: tzinfo) -> list[Item]:
 async def _model_usage(services: Services, tz: tzinfo, now: datetime) -> list[DayUsage]:
     first = now.astimezone(tz).date() - timedelta(days=DAYS - 1)
     since = datetime.combine(first, time(), tz)
-    async with services.db.read() as s:
+    async with services.db.read() as tx:
         rows = (
-            await s.execute(
+            await tx.execute(
                 select(
                     ModelCall.created_at,
                     ModelCall.purpose,
@@ -317,9 +317,9 @@ async def _feishu_api(services: Services, tz: tzinfo, now: datetime) -> tuple[li
     today = now.astimezone(tz).date()
     first = today - timedelta(days=DAYS - 1)
     month_start = today.replace(day=1)
-    async with services.db.read() as s:
+    async with services.db.read() as tx:
         rows = (
-            await s.execute(
+            await tx.execute(
                 select(ApiUsage.day, ApiUsage.calls).where(
                     ApiUsage.platform == "feishu", ApiUsage.day >= min(first, month_start)
                 )
