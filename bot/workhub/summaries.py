@@ -56,8 +56,8 @@ STALE_SHARE = 0.2  # a request with fewer of its words in the summary is on anot
 
 def shares_little(request: str, summary: str) -> bool:
     """Does a newly delegated request talk about something the summary does not mention?
-    (Then the summary is refreshed at the next completion: the RFC leaves topic change open,
-    and this is our answer.)"""
+    (Then the summary is refreshed at the next completion: invariant 7 in docs/design.md
+    leaves topic change open, and this is our answer.)"""
     units = {u.lower() for u in query_units(request) if len(u) > 1}
     if not units or not summary:
         return False
