@@ -38,10 +38,11 @@ answering instantly). Discovery searches memory once (`memory_search`, a seeded 
 one short note (`note_append`) when a hit is newer than every ref its notebook shows, and
 ends (`pass_end`). Judgement ends at once, except when the notebook's newest note is not told
 yet and its id is a multiple of 4: then it emits a finding (`finding_emit`) with that note's
-ref first. So a round is 3-5 calls. TOKENS ARE THE STAND-IN'S ESTIMATE (~4 characters a
-token) of the real inputs: the production prompts, briefings (the notebook, earlier
-findings), tool results and tool schemas, so they scale with what production sends, but a
-real model's tokenizer and its wordier replies would change the absolute numbers.
+ref first. So a round is 3-5 calls. TOKENS ARE THE STAND-IN'S ESTIMATE (bot/llm/tokens.py: a
+CJK character one, other text ~4 characters a token) of the real inputs: the production
+prompts, briefings (the notebook, earlier findings), tool results and tool schemas, so they
+scale with what production sends, but a real model's tokenizer and its wordier replies would
+change the absolute numbers.
 
 Counting: calls and tokens are read back from `model_calls` (purposes `discovery_turn`,
 `judgement_turn`), written by `DatabaseRecorder` as in production, except that each row is
@@ -517,8 +518,8 @@ def print_report(runs: list[RunResult], days: int, history: int) -> None:
         f"{history} records of the week before already stored"
     )
     print(
-        "model: a SCRIPTED STAND-IN (instant); tokens are its estimate (chars/4) of the real "
-        "prompts, briefings, tool results and tool schemas"
+        "model: a SCRIPTED STAND-IN (instant); tokens are its estimate (bot/llm/tokens.py) of "
+        "the real prompts, briefings, tool results and tool schemas"
     )
     head = (
         f"{'day':<9} {'records':>7} | {'pre-check: rounds':>17} {'skips':>5} {'calls':>5} "

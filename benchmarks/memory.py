@@ -428,7 +428,7 @@ def print_maintenance(r: MaintenanceResult, batches_per_turn: int) -> None:
         f"{r.entries} entries written"
     )
     print(
-        f"  prompt sizes the turns built (the stand-in's estimate, chars/4): "
+        f"  prompt sizes the turns built (the stand-in's estimate, bot/llm/tokens.py): "
         f"{r.input_tokens:,} tokens in, {r.output_tokens:,} out, "
         f"{r.input_tokens / r.records:,.0f} in per record"
     )
