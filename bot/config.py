@@ -144,8 +144,11 @@ class Settings(BaseSettings):
 
     context_tokens: int = Field(default=8000, ge=1000, description="model input budget")
     bot_debounce: float = Field(default=0.4, ge=0, description="seconds to gather a burst")
+    # Turns in flight at once in one process. A turn mostly waits for the model (seconds, no
+    # CPU here), so this is sized for waiting, not for cores.
+    bot_concurrency: int = Field(default=32, ge=1, le=256)
 
-    matters_concurrency: int = Field(default=2, ge=1, le=64)
+    matters_concurrency: int = Field(default=8, ge=1, le=64)
     matter_turn_timeout: float = Field(default=600.0, gt=0, description="seconds")
 
     # Memory indexes (bot/memory/indexes/): how often each is checked for new records by

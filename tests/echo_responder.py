@@ -29,7 +29,7 @@ class EchoResponder(Worker):
     async def run_once(self) -> bool:
         db = self.services.db
         async with db.write() as tx:
-            ids = await inbox.conversations_with_pending(tx, limit=1)
+            ids = [c.id for c in await inbox.waiting_conversations(tx, limit=1)]
             if not ids:
                 return False
             conversation = await conversations.get(tx, ids[0])

@@ -5,6 +5,12 @@ The Host owns the loop, so every worker gets the same lifecycle: prompt wake-ups
 backstop, crash isolation with backoff, and a drain on shutdown (stop claiming, let the unit
 in hand finish within the grace period, cancel the rest, give every claim back).
 
+A `PoolWorker` splits the two halves: one loop claims (`claim()`), and up to `concurrency`
+units run side by side, each in a task of its own (`work(unit)`). It is for work that mostly
+waits (a model call takes seconds and no CPU here): dozens of units in flight cost one
+claiming loop, one wake-up wakes one loop, and a unit that is not ready yet is simply not
+claimed, so waiting for it holds no slot.
+
 While it runs, the Host renews its liveness lease (`storage.claims`): if the process is
 killed, what it had claimed is free for the other replicas (or its restart) within
 LIVENESS_TTL, whatever the claim's own lease.
@@ -19,8 +25,10 @@ import secrets
 import socket
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Generic, TypeVar
 
 from prometheus_client import Counter
 
@@ -74,12 +82,41 @@ class Worker(ABC):
         return poll_interval
 
 
+U = TypeVar("U")
+
+
+class PoolWorker(Worker, Generic[U]):
+    @abstractmethod
+    async def claim(self) -> U | None:
+        """Take one unit that is ready now (its claim recorded), or None."""
+
+    @abstractmethod
+    async def work(self, unit: U) -> None:
+        """Finish the unit and give its claim back, whatever happens."""
+
+    async def run_once(self) -> bool:
+        """One unit, claimed and worked inline (for a caller without a Host)."""
+        unit = await self.claim()
+        if unit is None:
+            return False
+        await self.work(unit)
+        return True
+
+
 @dataclass
 class WorkerState:
     worker: Worker
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)  # the worker's loops
+    units: set[asyncio.Task[None]] = field(default_factory=set)  # a PoolWorker's units in hand
+    freed: asyncio.Event = field(default_factory=asyncio.Event)  # a unit ended: claim again
     last_error: str | None = None
     errors: int = 0
+
+    def count_error(self, exc: BaseException) -> None:
+        self.errors += 1
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        WORKER_ERRORS.labels(self.worker.name).inc()
+        log.exception("worker %s failed", self.worker.name, exc_info=exc)
 
     @property
     def alive(self) -> bool:
@@ -139,6 +176,10 @@ class Host:
             await self._sleep(LIVENESS_TTL.total_seconds() / 3)
 
     def _spawn(self, state: WorkerState) -> None:
+        if isinstance(state.worker, PoolWorker):
+            task = asyncio.create_task(self._pool_loop(state), name=f"{state.worker.name}#pool")
+            state.tasks.append(task)
+            return
         for n in range(state.worker.concurrency):
             task = asyncio.create_task(self._loop(state), name=f"{state.worker.name}#{n}")
             state.tasks.append(task)
@@ -156,11 +197,65 @@ class Host:
                         await sub.wait(await worker.idle_timeout(self.poll_interval))
                 except Exception as exc:
                     failures += 1
-                    state.errors += 1
-                    state.last_error = f"{type(exc).__name__}: {exc}"
-                    WORKER_ERRORS.labels(worker.name).inc()
-                    log.exception("worker %s failed", worker.name)
+                    state.count_error(exc)
                     await self._back_off(worker, failures)
+
+    async def _pool_loop(self, state: WorkerState) -> None:
+        worker = state.worker
+        assert isinstance(worker, PoolWorker)
+        slots = asyncio.Semaphore(worker.concurrency)
+        failures = 0
+        while await self._free_slot(slots):
+            state.freed.clear()
+            with self.notifier.subscribe(worker.topics) as sub:
+                try:
+                    unit = await worker.claim()
+                    failures = 0
+                    if unit is None:
+                        slots.release()
+                        if not self.stopping:
+                            idle = await worker.idle_timeout(self.poll_interval)
+                            await _first_of(sub.wait(idle), state.freed.wait())
+                        continue
+                except Exception as exc:
+                    slots.release()
+                    failures += 1
+                    state.count_error(exc)
+                    await self._back_off(worker, failures)
+                    continue
+            task = asyncio.create_task(
+                self._work(state, worker, unit, slots), name=f"{worker.name}#unit"
+            )
+            state.units.add(task)
+            task.add_done_callback(state.units.discard)
+
+    async def _work(
+        self, state: WorkerState, worker: PoolWorker[U], unit: U, slots: asyncio.Semaphore
+    ) -> None:
+        try:
+            await worker.work(unit)
+        except Exception as exc:
+            state.count_error(exc)
+        finally:
+            slots.release()
+            state.freed.set()
+
+    async def _free_slot(self, slots: asyncio.Semaphore) -> bool:
+        """Wait for a free slot; False once the Host is stopping (then no slot is held)."""
+        if self.stopping:
+            return False
+        if not slots.locked():
+            await slots.acquire()
+            return True
+        acquire = asyncio.ensure_future(slots.acquire())
+        await _first_of(acquire, self._stopping.wait())
+        if self.stopping:
+            if acquire.done() and not acquire.cancelled():
+                slots.release()
+            else:
+                acquire.cancel()
+            return False
+        return True
 
     async def _back_off(self, worker: Worker, failures: int) -> None:
         """Wait longer after each failure in a row. A short pause always (a worker failing on
@@ -186,10 +281,13 @@ class Host:
         """Stop claiming; let work in hand finish within `grace` seconds; release the rest."""
         self._stopping.set()
         self.notifier.wake_all()
-        tasks = [t for s in self._workers.values() for t in s.tasks]
         deadline = time.monotonic() + grace
+        loops = [t for s in self._workers.values() for t in s.tasks]
+        if loops:  # a pool's loop stops claiming at once; its units are awaited below
+            await asyncio.wait(loops, timeout=grace)
+        tasks = loops + [t for s in self._workers.values() for t in s.units]
         if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=grace)
+            _, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
             for task in pending:
                 log.warning("cancelling %s after the %.0fs grace period", task.get_name(), grace)
                 task.cancel()
@@ -206,3 +304,14 @@ class Host:
                 released += await claims.release_rows(tx, table, self.instance_id)
         if released:
             log.info("released %d claims held by %s", released, self.instance_id)
+
+
+async def _first_of(*waits: Awaitable[object]) -> None:
+    """Return when the first of `waits` is done; the others are cancelled."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            if not task.done():
+                task.cancel()

@@ -1,13 +1,15 @@
-"""Scheduling Matters: at most MAKA_MATTERS_CONCURRENCY turns at once in this process; a
+"""Scheduling Matters: at most MAKA_MATTERS_CONCURRENCY turns at once in this process (the
+Host's pool: one loop claims, the turns run side by side, mostly waiting for the model); a
 due wake (a persisted Host timer) or new input makes a Matter runnable; a Matter found
 mid-turn after a restart is paused and reported, not blindly re-run."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.host.workers import Worker
+from bot.host.workers import PoolWorker
 from bot.matters.service import TOPIC, MatterService
 from bot.matters.turn import MatterTurn
 from bot.services import Services
@@ -19,7 +21,13 @@ log = logging.getLogger(__name__)
 INTERRUPTED = "interrupted by a restart mid-turn; resume it with /matters resume"
 
 
-class MatterWorker(Worker):
+@dataclass(frozen=True)
+class Claimed:
+    matter: Matter
+    interrupted: bool  # it was mid-turn when the process holding it went away
+
+
+class MatterWorker(PoolWorker[Claimed]):
     name = "matters"
     topics = (TOPIC, "session_inbox")
 
@@ -32,29 +40,33 @@ class MatterWorker(Worker):
     def owner(self) -> str:
         return self.services.host.instance_id
 
-    async def run_once(self) -> bool:
+    async def claim(self) -> Claimed | None:
+        """A runnable Matter, claimed (delegated Sessions are adopted as Matters first)."""
         db = self.services.db
-        adopted = await self._adopt()
+        await self._adopt()
         async with db.read() as tx:
             if not await repo.has_runnable(tx, utcnow()):
-                return adopted
+                return None
         async with db.write() as tx:
             matter = await repo.claim_runnable(tx, owner=self.owner, now=utcnow(), lease=self.lease)
             if matter is None:
-                return adopted
+                return None
             interrupted = matter.running_since is not None
             if not interrupted:
                 matter.running_since = utcnow()
                 matter.run_count += 1
-        if interrupted:
+            return Claimed(matter, interrupted)
+
+    async def work(self, unit: Claimed) -> None:
+        matter = unit.matter
+        if unit.interrupted:
             log.warning("matter %s was mid-turn when its worker stopped: pausing", matter.id)
             await self.matters.pause(matter.id, INTERRUPTED, report=True)
-            return True
+            return
         try:
             await self.turn.run(matter)
         finally:
             await self._release(matter.id)
-        return True
 
     async def _adopt(self) -> bool:
         async with self.services.db.read() as tx:

@@ -75,15 +75,33 @@ async def pending_for_conversation(
     return list((await tx.scalars(stmt)).all())
 
 
-async def conversations_with_pending(tx: AsyncSession, limit: int = 100) -> list[int]:
+@dataclass(frozen=True)
+class Waiting:
+    """A conversation with undelivered input: when its first and its latest item came."""
+
+    id: int
+    oldest: datetime
+    newest: datetime
+
+
+async def waiting_conversations(tx: AsyncSession, limit: int = 100) -> list[Waiting]:
+    """Conversations with undelivered input, the one waiting longest first."""
     stmt = (
-        select(InboxItem.conversation_id)
+        select(
+            InboxItem.conversation_id,
+            func.min(InboxItem.created_at),
+            func.max(InboxItem.created_at),
+        )
         .where(InboxItem.conversation_id.is_not(None), InboxItem.delivered_at.is_(None))
         .group_by(InboxItem.conversation_id)
         .order_by(func.min(InboxItem.id))
         .limit(limit)
     )
-    return [int(cid) for cid in (await tx.scalars(stmt)).all() if cid is not None]
+    return [
+        Waiting(int(cid), oldest, newest)
+        for cid, oldest, newest in (await tx.execute(stmt)).all()
+        if cid is not None
+    ]
 
 
 async def mark_delivered(

@@ -1,0 +1,117 @@
+"""A PoolWorker's units run side by side, at most `concurrency` at once, claimed by one loop;
+a unit that fails is counted and the pool goes on; stopping lets units in hand finish within
+the grace period and cancels the rest."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.host.notify import Notifier
+from bot.host.workers import Host, PoolWorker
+from storage.db import Database
+from tests.waiting import wait_until
+
+
+class Units(PoolWorker[int]):
+    """Hands out units 1..total; each waits for its release (or fails, if told to)."""
+
+    name = "units"
+    topics = ("units",)
+
+    def __init__(self, total: int, concurrency: int, failing: frozenset[int] = frozenset()):
+        self.total, self.concurrency, self.failing = total, concurrency, failing
+        self.next = 1
+        self.claims = 0
+        self.running: set[int] = set()
+        self.done: list[int] = []
+        self.cancelled: list[int] = []
+        self.release: dict[int, asyncio.Event] = {}
+
+    async def claim(self) -> int | None:
+        self.claims += 1
+        if self.next > self.total:
+            return None
+        unit, self.next = self.next, self.next + 1
+        self.release[unit] = asyncio.Event()
+        return unit
+
+    async def work(self, unit: int) -> None:
+        self.running.add(unit)
+        try:
+            if unit in self.failing:
+                raise RuntimeError(f"unit {unit} failed")
+            await self.release[unit].wait()
+            self.done.append(unit)
+        except asyncio.CancelledError:
+            self.cancelled.append(unit)
+            raise
+        finally:
+            self.running.discard(unit)
+
+
+def pool_host(db: Database, worker: Units) -> Host:
+    host = Host(db, Notifier(), poll_interval=0.05)
+    host.add(worker)
+    return host
+
+
+async def test_units_run_side_by_side_up_to_the_pools_size(db: Database) -> None:
+    worker = Units(total=5, concurrency=3)
+    host = pool_host(db, worker)
+    await host.start()
+
+    async def three_running() -> bool:
+        return worker.running == {1, 2, 3}
+
+    await wait_until(three_running, what="three units in hand at once")
+    assert worker.next == 4  # the pool claims no fourth unit while three are in hand
+    worker.release[2].set()
+
+    async def fourth_taken() -> bool:
+        return worker.running == {1, 3, 4}
+
+    await wait_until(fourth_taken, what="a freed slot to take the next unit")
+
+    async def all_done() -> bool:
+        for event in worker.release.values():  # unit 5 is claimed once a slot frees
+            event.set()
+        return sorted(worker.done) == [1, 2, 3, 4, 5]
+
+    await wait_until(all_done, what="every unit done")
+    assert len(host.status()["units"].tasks) == 1  # one claiming loop, not one per slot
+    await host.stop(grace=1)
+
+
+async def test_a_failing_unit_is_counted_and_the_pool_goes_on(db: Database) -> None:
+    worker = Units(total=3, concurrency=2, failing=frozenset({1}))
+    host = pool_host(db, worker)
+    await host.start()
+    state = host.status()["units"]
+
+    async def went_on() -> bool:
+        for event in worker.release.values():
+            event.set()
+        return sorted(worker.done) == [2, 3]
+
+    await wait_until(went_on, what="the units after the failed one done")
+    assert state.errors == 1 and state.last_error == "RuntimeError: unit 1 failed"
+    assert host.healthy
+    await host.stop(grace=1)
+
+
+async def test_stop_lets_units_in_hand_finish_within_the_grace_and_cancels_the_rest(
+    db: Database,
+) -> None:
+    worker = Units(total=2, concurrency=2)
+    host = pool_host(db, worker)
+    await host.start()
+
+    async def both_running() -> bool:
+        return worker.running == {1, 2}
+
+    await wait_until(both_running, what="two units in hand")
+    stopping = asyncio.create_task(host.stop(grace=0.5))
+    worker.release[1].set()  # finishes within the grace; unit 2 never does
+    await stopping
+    assert worker.done == [1] and worker.cancelled == [2]
+    assert not host.healthy
