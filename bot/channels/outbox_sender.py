@@ -1,6 +1,7 @@
 """The claim loop every channel's sender shares: take a due outbox row of its platform under a
 short lease, keep the lease renewed while the delivery runs, hand a snapshot of the row to
-the channel's `deliver`. How a row is delivered and settled is the channel's business."""
+the channel's `deliver`. How a row is delivered and settled is the channel's business. It is
+a Host pool: deliveries mostly wait for the platform, so several run side by side."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.host.renewal import renewed
-from bot.host.workers import Worker
+from bot.host.workers import PoolWorker
 from storage import claims
 from storage.db import Database
 from storage.models import OutboxMessage
@@ -53,7 +54,7 @@ class Claimed:
         )
 
 
-class OutboxSender(Worker, ABC):
+class OutboxSender(PoolWorker[Claimed], ABC):
     topics = (outbox.OUTBOX_TOPIC,)
     platform: str
 
@@ -61,10 +62,10 @@ class OutboxSender(Worker, ABC):
         self.db, self.instance_id = db, instance_id
         self.lease = lease or CLAIM_LEASE
 
-    async def run_once(self) -> bool:
+    async def claim(self) -> Claimed | None:
         async with self.db.read() as tx:  # an idle poll only reads
             if not await outbox.has_due(tx, platform=self.platform, now=utcnow()):
-                return False
+                return None
         async with self.db.write() as tx:
             rows = await outbox.claim_due(
                 tx,
@@ -74,12 +75,12 @@ class OutboxSender(Worker, ABC):
                 limit=1,
                 lease=self.lease,
             )
-            claimed = [Claimed.of(row) for row in rows]
-        for row in claimed:
-            renew = functools.partial(self._renew, row.id)
-            async with renewed(renew, self.lease, f"outbox row {row.id}"):
-                await self.deliver(row)
-        return bool(claimed)
+            return Claimed.of(rows[0]) if rows else None
+
+    async def work(self, row: Claimed) -> None:
+        renew = functools.partial(self._renew, row.id)
+        async with renewed(renew, self.lease, f"outbox row {row.id}"):
+            await self.deliver(row)
 
     @abstractmethod
     async def deliver(self, row: Claimed) -> None:

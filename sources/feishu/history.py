@@ -264,7 +264,7 @@ class FeishuHistory:
         async with self.pacer.slot():
             return await self.api.call(
                 "im.chat.list",
-                lambda opt: self.transport.get(request, opt),
+                lambda opt: self.transport.send(request, opt),
             )
 
     # ---- sync ----------------------------------------------------------------------------
@@ -386,7 +386,7 @@ class FeishuHistory:
         async with self.pacer.slot():
             return await self.api.call(
                 "im.message.list",
-                lambda opt: self.transport.get(request, opt),
+                lambda opt: self.transport.send(request, opt),
             )
 
     def _record(self, unit: UnitState, item: dict[str, Any]) -> NewRecord:

@@ -20,10 +20,9 @@ as the Feishu fake's self-tests do) still gets it: the first such attribute acce
 real `__init__`, at the old price. If the SDK was fully imported before this module, the hook
 changes nothing.
 
-`lark.Client` itself cannot be had without importing every service module, so `Client` below
-is the part of it we use, built from the SDK's parts the way `ClientBuilder.build` builds it:
-the same `Config`, domain check and logger level, the SDK's `Message` resource (what
-`lark.Client().im.v1.message` is) and `arequest` as the SDK writes it.
+`lark.Client` itself cannot be had without importing every service module, and its `a*`
+methods open a new HTTP client per call anyway: we send the SDK's typed requests on our own
+kept-alive session (`sources/feishu/transport.py`).
 
 tests/channels/feishu/test_sdk_imports.py pins that a configured Feishu channel and the
 history source leave the SDK's other services unimported.
@@ -37,7 +36,6 @@ import importlib.machinery
 import sys
 import threading
 import types
-import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -117,28 +115,22 @@ from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import (
     ReplyMessageRequestBody,
 )
-from lark_oapi.api.im.v1.resource.message import Message
-from lark_oapi.core.const import APPLICATION_JSON, CONTENT_TYPE, UTF_8
 from lark_oapi.core.enum import AccessTokenType, HttpMethod, LogLevel
-from lark_oapi.core.http import Transport
 from lark_oapi.core.json import JSON
-from lark_oapi.core.log import logger as sdk_logger
 from lark_oapi.core.model import (
     BaseRequest,
     BaseResponse,
-    Config,
     RawResponse,
     RequestOption,
 )
-from lark_oapi.core.token import verify
-from lark_oapi.core.utils import AESCipher, Files
+from lark_oapi.core.utils import AESCipher
 
 __all__ = [
+    "JSON",
     "AESCipher",
     "AccessTokenType",
     "BaseRequest",
     "BaseResponse",
-    "Client",
     "CreateMessageRequest",
     "CreateMessageRequestBody",
     "HttpMethod",
@@ -161,71 +153,3 @@ def long_connection() -> Any:  # the module lark_oapi.ws.client
     from lark_oapi.ws import client
 
     return client
-
-
-def _validate_domain(domain: str) -> None:
-    """The check `lark.Client.builder().domain()` makes (lark_oapi/client.py
-    `_validate_domain`): an origin, https except on loopback, no credentials in it, since the
-    app secret and tokens are sent there."""
-    parsed = urllib.parse.urlsplit(domain) if isinstance(domain, str) else None
-    if parsed is None or not domain:
-        raise ValueError("domain must be a non-empty https URL")
-    if parsed.scheme == "http":
-        if (parsed.hostname or "").lower() not in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError(f"domain must use https scheme (got {domain!r})")
-    elif parsed.scheme != "https":
-        raise ValueError(f"domain must use https scheme (got {domain!r})")
-    if not parsed.netloc:
-        raise ValueError(f"domain missing host (got {domain!r})")
-    if "@" in parsed.netloc:
-        raise ValueError(f"domain must not embed credentials (got {domain!r})")
-    if parsed.path or parsed.query or parsed.fragment:
-        raise ValueError(
-            "domain must be an origin (scheme + host[:port]) without path/query/fragment"
-            f" (got {domain!r})"
-        )
-
-
-class Client:
-    """What we use of `lark.Client`, built as `lark.Client.builder().app_id(..).app_secret(..)
-    .domain(..).enable_set_token(..).timeout(..).log_level(..).build()` builds it: `config`,
-    `message` (the SDK's im/v1 `Message` resource, `lark.Client().im.v1.message`) and
-    `arequest` for a request without a typed resource."""
-
-    def __init__(
-        self,
-        *,
-        app_id: str,
-        app_secret: str,
-        domain: str,
-        timeout: float,
-        enable_set_token: bool = True,
-        log_level: LogLevel = LogLevel.WARNING,
-    ) -> None:
-        _validate_domain(domain)
-        config = Config()
-        config.app_id, config.app_secret, config.domain = app_id, app_secret, domain
-        config.timeout = timeout
-        config.enable_set_token = enable_set_token
-        config.log_level = log_level
-        sdk_logger.setLevel(int(log_level.value))  # ClientBuilder._init_logger
-        self.config = config
-        self.message = Message(config)
-
-    async def arequest(
-        self, request: BaseRequest, option: RequestOption | None = None
-    ) -> BaseResponse:
-        # lark_oapi/client.py `Client.arequest`, statement for statement.
-        if option is None:
-            option = RequestOption()
-        verify(self.config, request, option)
-        request.files = Files.extract_files(request.body)
-        raw_resp = await Transport.aexecute(self.config, request, option)
-        resp = BaseResponse()
-        content_type = raw_resp.headers.get(CONTENT_TYPE)
-        if content_type is not None and content_type.startswith(APPLICATION_JSON):
-            resp = JSON.unmarshal(str(raw_resp.content, UTF_8), BaseResponse)
-        elif 200 <= raw_resp.status_code < 300:
-            resp.code = 0
-        resp.raw = raw_resp
-        return resp

@@ -330,6 +330,7 @@ class FeishuFake(ImHandlers, WsHandlers):
             raw,
             parsed,
             time=self.now(),
+            peer=str(request.transport.get_extra_info("peername") if request.transport else ""),
         )
         self.requests.append(record)
         fault = self._take_fault(request, "respond")

@@ -268,6 +268,7 @@ class RecordedRequest:
     status: int | None = None  # None when the connection was dropped without a response
     response: Any = None
     time: float = 0.0
+    peer: str = ""  # the client's address and port: one per connection it opened
 
     @property
     def authorization(self) -> str | None:

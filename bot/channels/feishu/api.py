@@ -1,7 +1,9 @@
-"""The Feishu Open API, through the lark-oapi SDK, with what the SDK leaves out.
+"""The Feishu Open API: the lark-oapi SDK's typed requests, sent on one kept-alive session
+(`sources/feishu/transport.py`), with what the SDK leaves out.
 
-The SDK's async methods would fetch the tenant token with blocking `requests`; we feed our own
-token from an async cache (`enable_set_token`) and refresh it when Feishu says it is invalid.
+The SDK's async methods would open a new HTTP client (and TLS context) per call and fetch the
+tenant token with blocking `requests`; we send its requests ourselves, with our own token
+from an async cache, refreshed when Feishu says it is invalid.
 The SDK never retries; we retry rate limits (HTTP 429 / code 99991400, waiting
 `x-ogw-ratelimit-reset`), 230020 and 5xx through the one retry policy. Every HTTP call is
 counted per API and day, because free tenants have a monthly quota.
@@ -21,15 +23,8 @@ import aiohttp
 import httpx
 
 from bot.retry import retrying
-from sources.feishu.sdk import (
-    AccessTokenType,
-    BaseRequest,
-    BaseResponse,
-    Client,
-    HttpMethod,
-    LogLevel,
-    RequestOption,
-)
+from sources.feishu.sdk import AccessTokenType, BaseRequest, BaseResponse, HttpMethod, RequestOption
+from sources.feishu.transport import JsonResponse, KeptAliveTransport
 
 log = logging.getLogger(__name__)
 
@@ -105,14 +100,7 @@ class FeishuApi:
         self.timeout = timeout
         self.attempts = attempts
         self.max_wait = max_wait
-        self.client = Client(
-            app_id=app_id,
-            app_secret=app_secret,
-            domain=self.domain,
-            enable_set_token=True,
-            timeout=timeout,
-            log_level=LogLevel.WARNING,
-        )
+        self.transport = KeptAliveTransport(self.domain, timeout=timeout)
         self._token: str | None = None
         self._token_expires = 0.0
         self._token_lock = asyncio.Lock()
@@ -151,6 +139,13 @@ class FeishuApi:
         return str(body["tenant_access_token"]), float(body.get("expire", 7200))
 
     # --- calls ----------------------------------------------------------------------------
+
+    async def send(self, request: BaseRequest, option: RequestOption) -> JsonResponse:
+        """One typed request of the SDK, on the kept-alive session (for `call`'s `send`)."""
+        return await self.transport.send(request, option)
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
 
     async def call(self, api: str, send: Callable[[RequestOption], Awaitable[R]]) -> R:
         """Run one SDK call with our token, counting, and the retry policy."""
@@ -194,7 +189,7 @@ class FeishuApi:
             .token_types({AccessTokenType.TENANT})
             .build()
         )
-        resp = await self.call("bot.info", lambda opt: self.client.arequest(request, opt))
+        resp = await self.call("bot.info", lambda opt: self.send(request, opt))
         content = resp.raw.content if resp.raw is not None else b"{}"
         bot = json.loads(content).get("bot") or {}  # `bot` is top level, not under `data`
         if not bot.get("open_id"):

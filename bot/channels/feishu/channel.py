@@ -120,3 +120,5 @@ class FeishuChannel:
                 await self._bot_info_task
         if self.long_connection is not None:
             await self.long_connection.stop()
+        if self.api is not None:  # after the Host's drain: no send is in flight any more
+            await self.api.aclose()

@@ -65,7 +65,7 @@ class ChatRateLimiter:
 class FeishuSender(OutboxSender):
     name = "feishu-sender"
     platform = PLATFORM
-    concurrency = 2
+    concurrency = 16  # deliveries in flight: each mostly waits for Feishu
 
     def __init__(
         self,
@@ -142,10 +142,8 @@ class FeishuSender(OutboxSender):
             )
             .build()
         )
-        resp = await self.api.call(
-            "im.message.create", lambda opt: self.api.client.message.acreate(request, opt)
-        )
-        return str(resp.data.message_id) if resp.data else ""
+        resp = await self.api.call("im.message.create", lambda opt: self.api.send(request, opt))
+        return str(resp.data.get("message_id") or "")
 
     async def _reply(
         self, message_id: str, msg_type: str, content: str, uuid: str, in_thread: bool
@@ -163,10 +161,8 @@ class FeishuSender(OutboxSender):
             )
             .build()
         )
-        resp = await self.api.call(
-            "im.message.reply", lambda opt: self.api.client.message.areply(request, opt)
-        )
-        return str(resp.data.message_id) if resp.data else ""
+        resp = await self.api.call("im.message.reply", lambda opt: self.api.send(request, opt))
+        return str(resp.data.get("message_id") or "")
 
     async def _retry_later(self, row: Claimed, error: str) -> None:
         delay = min(600.0, 5.0 * 2 ** (row.claims - 1))

@@ -251,3 +251,17 @@ async def test_feishu_api_calls_are_counted_per_day_and_month(make_world: WorldF
         calls_at_fake = len(w.fake.requests)
         assert totals.today == calls_at_fake  # token, bot info, reply: each counted
         assert totals.this_month == totals.today
+
+
+async def test_replies_go_out_on_kept_alive_connections(make_world: WorldFactory) -> None:
+    """The SDK's own send opens a new HTTP client (and TLS context) per call; ours keeps its
+    connection: ten replies, one after the other, go out on one."""
+    async with make_world() as w:
+        for n in range(10):
+            await w.events.post(w.message(f"question {n}", chat_id="oc_dm"))
+            await _sent(w.fake, n + 1)
+        await quiet(w)
+        sends = [r for r in w.fake.requests if r.method == "POST" and r.path.startswith(
+            "/open-apis/im/v1/messages")]  # fmt: skip
+    assert len(sends) == 10
+    assert len({r.peer for r in sends}) == 1, [r.peer for r in sends]
