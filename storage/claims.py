@@ -39,11 +39,15 @@ def host_lease_name(instance_id: str) -> str:
     return f"{HOST_LEASE_PREFIX}{instance_id}"
 
 
+# One alias for every use: a fresh one per statement made building a claim's WHERE clause
+# cost a third of a millisecond, on every claim of every worker.
+_LIVENESS = aliased(Lease, name="liveness")
+
+
 def owner_is_gone(owner: Any, now: datetime) -> ColumnElement[bool]:
     """`owner` is a Host whose liveness lease has lapsed."""
-    liveness = aliased(Lease)
     return exists().where(
-        liveness.name == literal(HOST_LEASE_PREFIX, String) + owner, liveness.expires_at < now
+        _LIVENESS.name == literal(HOST_LEASE_PREFIX, String) + owner, _LIVENESS.expires_at < now
     )
 
 
