@@ -411,10 +411,15 @@ def world_settings(
 
 @asynccontextmanager
 async def fault_world(
-    workdir: Path, replicas: int = 2, *, database: str = "postgresql"
+    workdir: Path,
+    replicas: int = 2,
+    *,
+    database: str = "postgresql",
+    extra_settings: dict[str, str] | None = None,
 ) -> AsyncIterator[FaultWorld]:
     """The world on a private PostgreSQL cluster, or (`database="sqlite"`, one replica) on
-    the embedded SQLite default."""
+    the embedded SQLite default. `extra_settings` (MAKA_* variables) are added to the
+    replicas' settings, over the world's own (benchmarks/conversations.py passes the Bot's)."""
     if database not in DATABASES:
         raise ValueError(f"database {database!r}: one of {', '.join(DATABASES)}")
     if database == "sqlite" and replicas != 1:
@@ -430,7 +435,7 @@ async def fault_world(
         for user in (OWNER, *USERS):
             feishu.add_chat(dm_chat(user), name="", chat_type="p2p", p2p_user=user)
         app = feishu.new_app()
-        settings = world_settings(cluster, feishu, model, app)
+        settings = {**world_settings(cluster, feishu, model, app), **(extra_settings or {})}
         if cluster is not None:  # `maka serve` migrates the embedded database itself
             await migrate(settings, workdir / "migrate.log")
         processes = [MakaProcess(name, settings, workdir) for name in "ab"[:replicas]]

@@ -219,6 +219,17 @@ class Traffic:
         self._start(self._deliver(item, number), f"deliver-{token}")
         return item
 
+    async def send_message_and_wait(
+        self, text: str, *, user: str, chat_id: str, token: str | None = None
+    ) -> Input:
+        """`send_message()`, then wait until that message's delivery is over (a replica
+        answered 2xx, or the delivery gave up): a closed-loop sender keeps a fixed number of
+        deliveries in flight this way (benchmarks/conversations.py)."""
+        item = self.send_message(text, user=user, chat_id=chat_id, token=token)
+        name = f"deliver-{item.token}"
+        await next(t for t in self._deliveries if t.get_name() == name)
+        return item
+
     def redeliver(self, item: Input, *, after: float = 0.0) -> None:
         """Deliver `item`'s event again (same event, same message_id) in `after` seconds, to
         any replica, until one answers 2xx: Feishu delivers at least once, and again when an
