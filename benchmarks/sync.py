@@ -277,11 +277,11 @@ class Phase:
 async def phase_sync(db: Database, fake: FakeProcess, index: str, data_dir: Path) -> Phase:
     from bot.channels.feishu.api import FeishuApi
     from bot.sync.adapters import render_feishu
-    from bot.sync.usage import BatchedUsageCounter
+    from bot.channels.api_usage import ApiUsageCounter
     from sources.feishu.history import FeishuHistory
     from sources.feishu.transport import Pacer
 
-    usage = BatchedUsageCounter(db, "feishu", UTC)
+    usage = ApiUsageCounter(db, "feishu", UTC)
     api = FeishuApi(app_id=fake.app_id, app_secret=fake.app_secret, domain=fake.url, usage=usage)
     adapter = FeishuHistory(
         api, db, render=render_feishu, pacer=Pacer(4, 0.0), on_close=usage.aclose

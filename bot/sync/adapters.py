@@ -48,12 +48,12 @@ def build_adapters(
     wanted = set(kinds or KINDS)
     adapters: dict[str, SourceAdapter] = {}
     if FEISHU in wanted and settings.feishu_configured:
+        from bot.channels.api_usage import ApiUsageCounter
         from bot.channels.feishu.api import FeishuApi
-        from bot.sync.usage import BatchedUsageCounter
         from sources.feishu.history import FeishuHistory
 
         assert settings.feishu_app_id and settings.feishu_app_secret
-        usage = BatchedUsageCounter(db, "feishu", settings.tz)
+        usage = ApiUsageCounter(db, "feishu", settings.tz)
         api = FeishuApi(
             app_id=settings.feishu_app_id,
             app_secret=settings.feishu_app_secret.get_secret_value(),

@@ -14,7 +14,6 @@ import pytest
 from bot.channels.api_usage import ApiUsageCounter
 from bot.channels.feishu.api import FeishuApi
 from bot.sync.adapters import render_feishu
-from bot.sync.usage import BatchedUsageCounter
 from sources.feishu.history import FeishuHistory
 from sources.feishu.transport import Pacer
 from storage.db import Database
@@ -61,7 +60,7 @@ def feishu_api(server: FeishuFake, db: Database, usage: Any = None) -> FeishuApi
 async def history(fake: FeishuFake, db: Database) -> AsyncIterator[FeishuHistory]:  # noqa: F811
     """The Feishu history adapter as the service builds it, against the fake, unpaced
     (pacing has its own test)."""
-    usage = BatchedUsageCounter(db, "feishu", UTC)
+    usage = ApiUsageCounter(db, "feishu", UTC)
     adapter = FeishuHistory(
         feishu_api(fake, db, usage),
         db,

@@ -122,3 +122,5 @@ class FeishuChannel:
             await self.long_connection.stop()
         if self.api is not None:  # after the Host's drain: no send is in flight any more
             await self.api.aclose()
+        if self.usage is not None:
+            await self.usage.aclose()

@@ -247,6 +247,7 @@ async def test_feishu_api_calls_are_counted_per_day_and_month(make_world: WorldF
 
         await wait_until(bot_info_known, what="the bot's open_id to be learned")
         await quiet(w)  # every reply sent: no API call is left in flight
+        await feishu.usage.flush()  # counts are written within a second; now, here
         totals = await feishu.usage.totals()
         calls_at_fake = len(w.fake.requests)
         assert totals.today == calls_at_fake  # token, bot info, reply: each counted
