@@ -3,11 +3,16 @@
 Slash commands and refusals are answered first, without a model. The rest goes to the agent
 loop. The batch is marked delivered, and the turn logged, in one transaction at the end:
 a crash before that leaves the batch undelivered, so it is handled again after restart.
+The turn's exclusive hold on its conversation (`TurnHold`, the worker's lease) is taken in
+the turn's first transaction and given back in its last: one write each, not three more.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
@@ -41,6 +46,15 @@ NO_MODEL_REPLY = (
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
 
 
+class TurnHold(Protocol):
+    """The turn's exclusive hold on its conversation (the worker's lease)."""
+
+    async def take(self, tx: AsyncSession) -> bool:
+        """Take the conversation for this turn; False if another turn has it."""
+
+    async def give_back(self, tx: AsyncSession) -> None: ...
+
+
 class BotTurn:
     def __init__(
         self, services: Services, commands: CommandRegistry, tools: ToolRegistry[TurnContext]
@@ -49,9 +63,13 @@ class BotTurn:
         self.commands = commands
         self.tools = tools
 
-    async def run(self, conversation_id: int) -> None:
+    async def run(self, conversation_id: int, hold: TurnHold) -> None:
+        """One turn. Returning, it has given `hold` back (or never had it); raising, the
+        caller gives it back."""
         services = self.services
         async with services.db.write() as tx:
+            if not await hold.take(tx):
+                return
             conv = await conversations.get(tx, conversation_id)
             assert conv is not None
             rows = await inbox.pending_for_conversation(tx, conversation_id)
@@ -60,6 +78,8 @@ class BotTurn:
             )
             batch = [BatchItem.of(row) for row in rows]
             await assign_roles(tx, services.settings, conv.platform, batch)
+            if not batch:
+                await hold.give_back(tx)
         if not batch:
             return
         view = ConversationView(
@@ -71,7 +91,7 @@ class BotTurn:
         for_model = [item for item in batch if item.id not in direct]
         if for_model:
             await self._think(ctx, coordination.id, for_model)
-        logged, told = await self._commit(ctx, coordination.id, direct)
+        logged, told = await self._commit(ctx, coordination.id, direct, hold)
         if logged or told:  # the search follower indexes the turn
             await services.notifier.notify(SESSION_INDEX_TOPIC)
 
@@ -141,7 +161,7 @@ class BotTurn:
         return max(0, self.services.settings.context_tokens - fixed - history.SUMMARY_MAX_TOKENS)
 
     async def _commit(
-        self, ctx: TurnContext, session_id: int, direct: set[int]
+        self, ctx: TurnContext, session_id: int, direct: set[int], hold: TurnHold
     ) -> tuple[list[SessionEvent], list[tuple[Session, list[SessionEvent]]]]:
         """Mark the batch delivered and log the turn, in one transaction; what the user was
         told about a task's update also goes into that task's own log. Items the model was
@@ -166,6 +186,7 @@ class BotTurn:
         told: list[tuple[Session, list[SessionEvent]]] = []
         async with self.services.db.write() as tx:
             await inbox.mark_delivered(tx, [item.id for item in handled], ctx.turn_key, now)
+            await hold.give_back(tx)
             if not events:
                 return [], told
             logged = await sessions.append_events(tx, session_id, events, now)

@@ -8,21 +8,27 @@ for that holds no turn slot: the Host's pool claims only ready conversations and
 the next one will be. A conversation's turn runs under the named lease
 `bot:conversation:<id>` (short, renewed while the turn runs), so two replicas never answer the
 same batch; input that arrives while a turn runs waits for that turn and forms the next batch.
+Claiming only marks the conversation busy in this process: the lease is taken in the turn's
+first transaction and given back in its last (`ConversationLease`, the turn's `TurnHold`).
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.tools import ToolRegistry
 from bot.assistant.commands import CommandRegistry
-from bot.assistant.turn import BotTurn
+from bot.assistant.turn import BotTurn, TurnHold
 from bot.assistant.turn_context import TurnContext
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.renewal import renewed
 from bot.host.workers import PoolWorker
 from bot.services import Services
+from storage.db import Database
 from storage.repos import inbox, leases
 from storage.types import utcnow
 
@@ -37,6 +43,26 @@ WAITING_SCANNED = 200  # conversations with input looked at per claim, oldest in
 
 def lease_name(conversation_id: int) -> str:
     return f"bot:conversation:{conversation_id}"
+
+
+@dataclass(frozen=True)
+class ConversationLease(TurnHold):
+    conversation_id: int
+    owner: str
+
+    @property
+    def name(self) -> str:
+        return lease_name(self.conversation_id)
+
+    async def take(self, tx: AsyncSession) -> bool:
+        return await leases.acquire(tx, self.name, self.owner, LEASE_TTL, utcnow())
+
+    async def give_back(self, tx: AsyncSession) -> None:
+        await leases.release(tx, self.name, self.owner)
+
+    async def renew(self, db: Database) -> bool:
+        async with db.write() as tx:
+            return await leases.renew(tx, self.name, self.owner, LEASE_TTL, utcnow())
 
 
 class BotWorker(PoolWorker[int]):
@@ -57,7 +83,8 @@ class BotWorker(PoolWorker[int]):
         return self.services.host.instance_id
 
     async def claim(self) -> int | None:
-        """A ready conversation whose lease this process now holds, or None."""
+        """A ready conversation, marked busy in this process (its lease is the turn's to
+        take), or None."""
         now = utcnow()
         debounce = timedelta(seconds=self.services.settings.bot_debounce)
         async with self.services.db.read() as tx:
@@ -72,10 +99,10 @@ class BotWorker(PoolWorker[int]):
             elif soonest is None or at < soonest:
                 soonest = at
         self._next_ready_in = None if soonest is None else (soonest - now).total_seconds()
-        for conversation_id in ready:
-            if await self._take(conversation_id):
-                return conversation_id
-        return None
+        if not ready:
+            return None
+        self._busy.add(ready[0])
+        return ready[0]
 
     async def idle_timeout(self, poll_interval: float) -> float:
         if self._next_ready_in is None:
@@ -83,31 +110,16 @@ class BotWorker(PoolWorker[int]):
         return max(0.01, min(poll_interval, self._next_ready_in))
 
     async def work(self, conversation_id: int) -> None:
+        lease = ConversationLease(conversation_id, self.owner)
+        ended = False
         try:
             async with renewed(
-                lambda: self._renew(conversation_id), LEASE_TTL, f"conversation {conversation_id}"
+                lambda: lease.renew(self.services.db), LEASE_TTL, f"conversation {conversation_id}"
             ):
-                await self.turn.run(conversation_id)
-        finally:
-            self._busy.discard(conversation_id)
-            async with self.services.db.write() as tx:
-                await leases.release(tx, lease_name(conversation_id), self.owner)
-
-    async def _take(self, conversation_id: int) -> bool:
-        self._busy.add(conversation_id)
-        taken = False
-        try:
-            async with self.services.db.write() as tx:
-                taken = await leases.acquire(
-                    tx, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
-                )
-        finally:  # a failed lease write must not leave the mark: this process would
-            if not taken:  # skip the conversation for good
-                self._busy.discard(conversation_id)
-        return taken
-
-    async def _renew(self, conversation_id: int) -> bool:
-        async with self.services.db.write() as tx:
-            return await leases.acquire(
-                tx, lease_name(conversation_id), self.owner, LEASE_TTL, utcnow()
-            )
+                await self.turn.run(conversation_id, lease)
+            ended = True  # the turn gave the lease back in its last transaction
+        finally:  # every mark is undone, whatever the turn did: a mark left behind would
+            self._busy.discard(conversation_id)  # make this process skip it for good
+            if not ended:
+                async with self.services.db.write() as tx:
+                    await lease.give_back(tx)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import owner_is_gone
@@ -30,6 +30,15 @@ async def acquire(
         .returning(Lease.owner)
     )
     return (await tx.execute(stmt)).scalar_one_or_none() == owner
+
+
+async def renew(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
+    """Extend a lease `owner` still holds; False once it holds it no more (given back, or
+    taken over): a renewal never takes a lease anew."""
+    result = await tx.execute(
+        update(Lease).where(Lease.name == name, Lease.owner == owner).values(expires_at=now + ttl)
+    )
+    return bool(getattr(result, "rowcount", 0))
 
 
 async def release(tx: AsyncSession, name: str, owner: str) -> None:
