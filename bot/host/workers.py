@@ -210,24 +210,30 @@ class Host:
             with self.notifier.subscribe(worker.topics) as sub:
                 try:
                     unit = await worker.claim()
-                    failures = 0
-                    if unit is None:
-                        slots.release()
-                        if not self.stopping:
-                            idle = await worker.idle_timeout(self.poll_interval)
-                            await _first_of(sub.wait(idle), state.freed.wait())
-                        continue
                 except Exception as exc:
                     slots.release()
                     failures += 1
                     state.count_error(exc)
                     await self._back_off(worker, failures)
                     continue
+                failures = 0
+                if unit is None:
+                    slots.release()
+                    if not self.stopping:
+                        await _first_of(sub.wait(await self._idle(state)), state.freed.wait())
+                    continue
             task = asyncio.create_task(
                 self._work(state, worker, unit, slots), name=f"{worker.name}#unit"
             )
             state.units.add(task)
             task.add_done_callback(state.units.discard)
+
+    async def _idle(self, state: WorkerState) -> float:
+        try:
+            return await state.worker.idle_timeout(self.poll_interval)
+        except Exception as exc:  # it may read the database: counted, and the poll stands
+            state.count_error(exc)
+            return self.poll_interval
 
     async def _work(
         self, state: WorkerState, worker: PoolWorker[U], unit: U, slots: asyncio.Semaphore

@@ -115,3 +115,42 @@ async def test_stop_lets_units_in_hand_finish_within_the_grace_and_cancels_the_r
     await stopping
     assert worker.done == [1] and worker.cancelled == [2]
     assert not host.healthy
+
+
+async def test_a_pool_whose_idle_wait_fails_keeps_its_size(db: Database) -> None:
+    """The idle wait (which may read the database) fails once: counted, and the pool still
+    runs at most its size of units (a slot given back twice would make it one bigger)."""
+
+    class FlakyIdle(Units):
+        idle_calls = 0
+
+        async def idle_timeout(self, poll_interval: float) -> float:
+            self.idle_calls += 1
+            if self.idle_calls == 1:
+                raise ConnectionError("the database went away")
+            return poll_interval
+
+    worker = FlakyIdle(total=0, concurrency=2)
+    host = pool_host(db, worker)
+    await host.start()
+    state = host.status()["units"]
+
+    async def failed_once_and_went_on() -> bool:
+        return state.errors == 1 and worker.idle_calls >= 2
+
+    await wait_until(failed_once_and_went_on, what="the pool to go on after its idle wait failed")
+    worker.total = 4  # now there is work: only two units at once
+
+    async def two_running() -> bool:
+        return len(worker.running) == 2
+
+    await wait_until(two_running, what="two units in hand")
+    assert worker.next == 3 and len(worker.running) == 2
+
+    async def all_done() -> bool:
+        for event in worker.release.values():
+            event.set()
+        return sorted(worker.done) == [1, 2, 3, 4]
+
+    await wait_until(all_done, what="every unit done")
+    await host.stop(grace=1)
