@@ -275,9 +275,9 @@ class Phase:
 
 
 async def phase_sync(db: Database, fake: FakeProcess, index: str, data_dir: Path) -> Phase:
+    from bot.channels.api_usage import ApiUsageCounter
     from bot.channels.feishu.api import FeishuApi
     from bot.sync.adapters import render_feishu
-    from bot.channels.api_usage import ApiUsageCounter
     from sources.feishu.history import FeishuHistory
     from sources.feishu.transport import Pacer
 
