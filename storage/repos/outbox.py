@@ -1,7 +1,8 @@
 """The outbox: what the assistant decided to say, delivered by a sender worker.
 
 The idempotency key becomes Feishu's `uuid`, so a resend after a crash is not a second
-message. States: pending → (claimed) → sent | failed | uncertain.
+message. States: pending → (claimed) → sent | failed | uncertain. A chat's rows are claimed
+in the order they were written, one at a time (`_due`).
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from storage.claims import claim_rows, exists_claimable
 from storage.models import OutboxMessage
@@ -58,11 +60,24 @@ async def enqueue(
     return (await tx.execute(stmt)).scalar_one_or_none()
 
 
+_EARLIER = aliased(OutboxMessage, name="earlier")
+
+
 def _due(platform: str, now: datetime) -> list[Any]:
     return [
         OutboxMessage.platform == platform,
         OutboxMessage.state == PENDING,
         OutboxMessage.next_attempt_at <= now,
+        # A chat's replies go out one at a time, in the order they were written: a row waits
+        # while an earlier one of its chat is pending (in flight, or waiting for a retry).
+        # Senders deliver many rows at once, so without this two replies of one turn could
+        # reach the chat the other way round.
+        ~exists().where(
+            _EARLIER.platform == OutboxMessage.platform,
+            _EARLIER.chat_id == OutboxMessage.chat_id,
+            _EARLIER.state == PENDING,
+            _EARLIER.id < OutboxMessage.id,
+        ),
     ]
 
 

@@ -10,6 +10,7 @@ the long-connection (WebSocket) mode in `feishu_ws.py`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
@@ -88,10 +89,12 @@ class _Fault:
     path_prefix: str
     method: str | None
     remaining: int
-    kind: str  # "respond" | "drop"
+    kind: str  # "respond" | "drop" | "hold"
     status: int = 200
     body: bytes = b""
     headers: dict[str, str] | None = None
+    release: asyncio.Event | None = None  # "hold": handled once this is set
+    arrived: asyncio.Event | None = None  # "hold": the held request came in
 
     def matches(self, request: web.Request, kind: str) -> bool:
         return (
@@ -272,6 +275,17 @@ class FeishuFake(ImHandlers, WsHandlers):
             method=method,
         )
 
+    def hold_next(
+        self, path_prefix: str, *, method: str | None = None
+    ) -> tuple[asyncio.Event, asyncio.Event]:
+        """The next matching request is handled only once the first event returned is set (a
+        slow API call); the second is set when that request has arrived."""
+        release, arrived = asyncio.Event(), asyncio.Event()
+        self._faults.append(
+            _Fault(path_prefix, method, 1, "hold", release=release, arrived=arrived)
+        )
+        return release, arrived
+
     def drop_response_after_commit(
         self, path_prefix: str, times: int = 1, *, method: str | None = None
     ) -> None:
@@ -333,6 +347,10 @@ class FeishuFake(ImHandlers, WsHandlers):
             peer=str(request.transport.get_extra_info("peername") if request.transport else ""),
         )
         self.requests.append(record)
+        held = self._take_fault(request, "hold")
+        if held is not None and held.release is not None and held.arrived is not None:
+            held.arrived.set()
+            await held.release.wait()
         fault = self._take_fault(request, "respond")
         response: web.StreamResponse
         if fault is not None:

@@ -12,12 +12,14 @@ from bot.channels import outbox_sender as sender_module
 from bot.channels.feishu.channel import FeishuChannel
 from bot.runtime import COMPONENTS
 from storage.models import OutboxMessage
-from storage.repos import inbound
+from storage.repos import inbound, outbox
 from storage.types import utcnow
 from tests.assistant.support import quiet
 from tests.fakes import FeishuFake, Mention
-from tests.feishu_world import FeishuWorld, WorldFactory
+from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.waiting import wait_until
+
+LEASE = timedelta(seconds=15)
 
 
 async def _sent(fake: FeishuFake, n: int) -> None:
@@ -113,6 +115,42 @@ async def test_a_rate_limit_storm_delays_replies_but_delivers_each_once(
         await quiet(w)
         assert sorted(m.text for m in w.fake.sent) == sorted(f"echo: {t}" for t in texts)
         assert w.fake.calls("/open-apis/im/v1/messages") >= 3 + 4  # the 429s were retried
+
+
+async def test_a_chats_replies_arrive_in_the_order_written_though_the_first_is_slow(
+    make_world: WorldFactory,
+) -> None:
+    """The sender delivers many rows at once, but one at a time per chat: the later replies
+    wait for the first however long Feishu takes with it, while another chat's go out."""
+    async with make_world() as w:
+        release, arrived = w.fake.hold_next("/open-apis/im/v1/messages", method="POST")
+        await w.events.post(w.message("one", chat_id="oc_dm"))
+
+        async def first_reply_at_feishu() -> bool:
+            return arrived.is_set()
+
+        await wait_until(first_reply_at_feishu, what="the first reply to reach Feishu")
+        for text in ("two", "three"):
+            await w.events.post(w.message(text, chat_id="oc_dm"))
+        await w.events.post(w.message("elsewhere", chat_id="oc_owner_dm", sender_open_id=OWNER))
+        await _sent(w.fake, 1)  # the other chat's reply, while the first is still held
+        assert [m.text for m in w.fake.sent] == ["echo: elsewhere"]
+
+        async def later_replies_written() -> bool:
+            return await w.outbox_rows(OutboxMessage.chat_id == "oc_dm") == 3
+
+        await wait_until(later_replies_written, what="the replies to two and three written")
+        async with w.app.services.db.write() as tx:  # what a sender could take now
+            due = await outbox.claim_due(
+                tx, platform="feishu", owner="probe", now=utcnow(), limit=10, lease=LEASE
+            )
+            assert due == []
+            await tx.rollback()
+        release.set()
+        await _sent(w.fake, 4)
+        await quiet(w)
+        dm = [m.text for m in w.fake.sent if m.chat_id == "oc_dm"]
+        assert dm == ["echo: one", "echo: two", "echo: three"]
 
 
 async def test_a_delivery_longer_than_its_claim_keeps_its_claim_and_sends_once(
