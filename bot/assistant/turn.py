@@ -33,7 +33,7 @@ from bot.llm.tokens import estimate_tokens
 from bot.llm.types import Message, ModelError
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
-from storage.models import Session, SessionEvent
+from storage.models import Session
 from storage.repos import conversations, inbox, sessions
 from storage.types import utcnow
 
@@ -91,9 +91,8 @@ class BotTurn:
         for_model = [item for item in batch if item.id not in direct]
         if for_model:
             await self._think(ctx, coordination.id, for_model)
-        logged, told = await self._commit(ctx, coordination.id, direct, hold)
-        if logged or told:  # the search follower indexes the turn
-            await services.notifier.notify(SESSION_INDEX_TOPIC)
+        if await self._commit(ctx, coordination.id, direct, hold):
+            services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
 
     async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:
         """Slash commands and refusals, answered without a model."""
@@ -162,10 +161,11 @@ class BotTurn:
 
     async def _commit(
         self, ctx: TurnContext, session_id: int, direct: set[int], hold: TurnHold
-    ) -> tuple[list[SessionEvent], list[tuple[Session, list[SessionEvent]]]]:
+    ) -> bool:
         """Mark the batch delivered and log the turn, in one transaction; what the user was
         told about a task's update also goes into that task's own log. Items the model was
-        never shown stay undelivered for the next turn."""
+        never shown stay undelivered for the next turn. True when something was logged (the
+        search follower is told in the same transaction; this process's, by the caller)."""
         now = utcnow()
         unshown = {item.id for item in ctx.unshown()}
         handled = [item for item in ctx.batch if item.id not in unshown]
@@ -183,22 +183,19 @@ class BotTurn:
                 )
             )
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
-        told: list[tuple[Session, list[SessionEvent]]] = []
         async with self.services.db.write() as tx:
             await inbox.mark_delivered(tx, [item.id for item in handled], ctx.turn_key, now)
             await hold.give_back(tx)
             if not events:
-                return [], told
-            logged = await sessions.append_events(tx, session_id, events, now)
+                return False
+            await sessions.append_events(tx, session_id, events, now)
             await sessions.touch(tx, session_id, now)
             for task_id in _tasks_updated(model_items) if ctx.sent else ():
-                task = await tx.get(Session, task_id)
-                if task is not None:
+                if await tx.get(Session, task_id) is not None:
                     told_user = ("assistant", "\n\n".join(ctx.sent), {"told_user": True})
-                    told.append(
-                        (task, await sessions.append_events(tx, task_id, [told_user], now))
-                    )
-        return logged, told
+                    await sessions.append_events(tx, task_id, [told_user], now)
+            await self.services.notifier.publish(tx, SESSION_INDEX_TOPIC)
+        return True
 
 
 def _tasks_updated(items: list[BatchItem]) -> list[int]:

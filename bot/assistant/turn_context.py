@@ -219,7 +219,10 @@ async def enqueue_reply(
             in_thread=bool(reply_to and reply_to.payload.get("thread_id")),
             now=utcnow(),
         )
-    await services.notifier.notify(outbox.OUTBOX_TOPIC)
+        if row_id is not None:  # other replicas hear of it at commit, on this connection
+            await services.notifier.publish(tx, outbox.OUTBOX_TOPIC)
+    if row_id is not None:
+        services.notifier.wake_local(outbox.OUTBOX_TOPIC)
     return row_id is not None
 
 
