@@ -15,14 +15,26 @@ test) keeps its claims until they expire.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import ColumnElement, String, exists, literal, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    String,
+    bindparam,
+    exists,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from storage.models import Lease
+from storage.types import UTCDateTime
 
 HOST_LEASE_PREFIX = "host:"
 
@@ -44,14 +56,16 @@ def host_lease_name(instance_id: str) -> str:
 _LIVENESS = aliased(Lease, name="liveness")
 
 
-def owner_is_gone(owner: Any, now: datetime) -> ColumnElement[bool]:
+def owner_is_gone(owner: Any, now: datetime | ColumnElement[datetime]) -> ColumnElement[bool]:
     """`owner` is a Host whose liveness lease has lapsed."""
     return exists().where(
         _LIVENESS.name == literal(HOST_LEASE_PREFIX, String) + owner, _LIVENESS.expires_at < now
     )
 
 
-def lease_is_free(model: type[Claimable], now: datetime) -> ColumnElement[bool]:
+def lease_is_free(
+    model: type[Claimable], now: datetime | ColumnElement[datetime]
+) -> ColumnElement[bool]:
     return or_(
         model.lease_expires_at.is_(None),
         model.lease_expires_at < now,
@@ -59,17 +73,28 @@ def lease_is_free(model: type[Claimable], now: datetime) -> ColumnElement[bool]:
     )
 
 
-async def exists_claimable(
-    tx: AsyncSession,
-    model: type[Claimable],
-    *,
-    where: Sequence[ColumnElement[bool]],
-    now: datetime,
-) -> bool:
-    """A read-only probe: idle workers call it before claiming, so on SQLite an idle poll
-    does not take the single write lock."""
-    stmt = select(literal(1)).select_from(model).where(*where, lease_is_free(model, now))
-    return (await tx.scalar(stmt.limit(1))) is not None
+# The time in a probe (a bind parameter: a probe is built once).
+NOW: ColumnElement[datetime] = bindparam("now", type_=UTCDateTime())
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A read-only check for claimable rows: idle workers run it before claiming, so on
+    SQLite an idle poll does not take the single write lock. Every idle poll and wake-up of
+    every worker runs one, and building a statement and its cache key cost more than running
+    it (2.4 of 4.3 ms here), so a probe is built once, at import, with `NOW` and other bind
+    parameters standing for what changes."""
+
+    stmt: Select[int]
+
+    async def finds(self, tx: AsyncSession, *, now: datetime, **params: object) -> bool:
+        return (await tx.scalar(self.stmt, {"now": now, **params})) is not None
+
+
+def probe(model: type[Claimable], where: Sequence[ColumnElement[bool]]) -> Probe:
+    """The probe for `where`, which compares times with `NOW`."""
+    stmt = select(literal(1)).select_from(model).where(*where, lease_is_free(model, NOW))
+    return Probe(stmt.limit(1))
 
 
 async def claim_rows(

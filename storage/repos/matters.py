@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows, exists_claimable
+from storage.claims import claim_rows, probe
 from storage.models import InboxItem, Matter
 from storage.repos._upsert import insert_for
 
@@ -37,8 +37,11 @@ def _runnable() -> list[ColumnElement[bool]]:
     ]
 
 
+_HAS_RUNNABLE = probe(Matter, _runnable())
+
+
 async def has_runnable(tx: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(tx, Matter, where=_runnable(), now=now)
+    return await _HAS_RUNNABLE.finds(tx, now=now)
 
 
 async def claim_runnable(

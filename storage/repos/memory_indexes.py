@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows, exists_claimable
+from storage.claims import NOW, claim_rows, probe
 from storage.models import IndexEntry, MemoryIndex, Session, SourceRecord
 from storage.repos._upsert import insert_for
 
@@ -69,15 +69,18 @@ async def all_indexes(tx: AsyncSession) -> list[MemoryIndex]:
     return list((await tx.scalars(select(MemoryIndex).order_by(MemoryIndex.name))).all())
 
 
-def _due(now: datetime) -> list[ColumnElement[bool]]:
+def _due(now: datetime | ColumnElement[datetime]) -> list[ColumnElement[bool]]:
     return [
         MemoryIndex.paused.is_(False),
         or_(MemoryIndex.next_check_at.is_(None), MemoryIndex.next_check_at <= now),
     ]
 
 
+_HAS_DUE = probe(MemoryIndex, _due(NOW))
+
+
 async def has_due(tx: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(tx, MemoryIndex, where=_due(now), now=now)
+    return await _HAS_DUE.finds(tx, now=now)
 
 
 async def claim_due(

@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import ColumnElement, String, bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from storage.claims import claim_rows, exists_claimable
+from storage.claims import NOW, claim_rows, probe
 from storage.models import OutboxMessage
 from storage.repos._upsert import insert_for
 
@@ -63,7 +63,9 @@ async def enqueue(
 _EARLIER = aliased(OutboxMessage, name="earlier")
 
 
-def _due(platform: str, now: datetime) -> list[Any]:
+def _due(
+    platform: str | ColumnElement[str], now: datetime | ColumnElement[datetime]
+) -> list[Any]:
     return [
         OutboxMessage.platform == platform,
         OutboxMessage.state == PENDING,
@@ -81,8 +83,11 @@ def _due(platform: str, now: datetime) -> list[Any]:
     ]
 
 
+_HAS_DUE = probe(OutboxMessage, _due(bindparam("platform", type_=String()), NOW))
+
+
 async def has_due(tx: AsyncSession, *, platform: str, now: datetime) -> bool:
-    return await exists_claimable(tx, OutboxMessage, where=_due(platform, now), now=now)
+    return await _HAS_DUE.finds(tx, now=now, platform=platform)
 
 
 async def claim_due(

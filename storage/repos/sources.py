@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import ColumnElement, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows, exists_claimable, lease_is_free
+from storage.claims import NOW, claim_rows, lease_is_free, probe
 from storage.models import Source, SourceRecord
 from storage.repos._upsert import insert_for
 
@@ -214,12 +214,15 @@ async def request_sync(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-def _wanted(now: datetime) -> list[Any]:
+def _wanted(now: datetime | ColumnElement[datetime]) -> list[Any]:
     return [Source.wanted_at.is_not(None), Source.wanted_at <= now]
 
 
+_HAS_WANTED = probe(Source, _wanted(NOW))
+
+
 async def has_wanted(tx: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(tx, Source, where=_wanted(now), now=now)
+    return await _HAS_WANTED.finds(tx, now=now)
 
 
 async def claim_wanted(

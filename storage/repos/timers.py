@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows, exists_claimable
+from storage.claims import NOW, claim_rows, probe
 from storage.models import Timer
 
 PENDING, FIRED, FAILED = "pending", "fired", "failed"
@@ -36,12 +36,15 @@ async def cancel(tx: AsyncSession, key: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
-def _due(now: datetime) -> list[Any]:
+def _due(now: datetime | ColumnElement[datetime]) -> list[Any]:
     return [Timer.state == PENDING, Timer.due_at <= now]
 
 
+_HAS_DUE = probe(Timer, _due(NOW))
+
+
 async def has_due(tx: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(tx, Timer, where=_due(now), now=now)
+    return await _HAS_DUE.finds(tx, now=now)
 
 
 async def claim_due(

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows, exists_claimable
+from storage.claims import claim_rows, probe
 from storage.models import Session, SessionCompletion, SessionSummary
 from storage.repos._upsert import insert_for
 
@@ -103,8 +103,11 @@ async def mark_stale(tx: AsyncSession, session_id: int) -> bool:
 _REFRESH_PENDING = SessionSummary.requested_at_count > SessionSummary.summarized_at_count
 
 
+_HAS_REFRESH = probe(SessionSummary, [_REFRESH_PENDING])
+
+
 async def has_refresh(tx: AsyncSession, now: datetime) -> bool:
-    return await exists_claimable(tx, SessionSummary, where=[_REFRESH_PENDING], now=now)
+    return await _HAS_REFRESH.finds(tx, now=now)
 
 
 async def claim_refresh(
