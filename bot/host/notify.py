@@ -4,6 +4,10 @@ A worker subscribes to topics *before* it looks for work, then waits on the subs
 a notification that lands in between is not lost. On PostgreSQL, notifications travel
 between replicas with LISTEN/NOTIFY; everywhere, a short poll bounds the delay if one is
 missed (a dropped LISTEN connection, a write from another process on SQLite).
+
+A process hears its own NOTIFYs too; it ignores them (each carries the sender's mark), since
+it woke its own workers already: `notify` does, and a `publish`er does after its commit.
+Hearing them again woke every idle worker of the topic a second time, a probe each.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +28,7 @@ from storage.urls import asyncpg_dsn
 
 log = logging.getLogger(__name__)
 CHANNEL = "maka_wake"
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 
 
 class Subscription:
@@ -94,6 +100,7 @@ class PostgresNotifier(Notifier):
         self._db = db
         self._conn: asyncpg.Connection | None = None
         self._keeper: asyncio.Task[None] | None = None
+        self._mark = secrets.token_hex(4)  # on this process's notifications: "<topic>@<mark>"
 
     async def start(self) -> None:
         await self._listen()
@@ -105,7 +112,9 @@ class PostgresNotifier(Notifier):
         self._conn = conn
 
     def _on_notification(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
-        self.wake_local(payload)
+        topic, _, mark = payload.partition("@")  # no mark: an older replica's
+        if mark != self._mark:
+            self.wake_local(topic)
 
     async def _keep_listening(self) -> None:
         while True:
@@ -121,17 +130,16 @@ class PostgresNotifier(Notifier):
         self.wake_local(topic)
         try:
             async with self._db.engine.connect() as conn:
-                await conn.execute(
-                    text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic}
-                )
+                await conn.execute(_NOTIFY, {"channel": CHANNEL, "payload": self._payload(topic)})
                 await conn.commit()
         except Exception as exc:  # the poll still finds the work; never fail the writer
             log.warning("pg_notify(%s) failed: %s", topic, exc)
 
     async def publish(self, tx: AsyncSession, topic: str) -> None:
-        await tx.execute(
-            text("SELECT pg_notify(:channel, :topic)"), {"channel": CHANNEL, "topic": topic}
-        )
+        await tx.execute(_NOTIFY, {"channel": CHANNEL, "payload": self._payload(topic)})
+
+    def _payload(self, topic: str) -> str:
+        return f"{topic}@{self._mark}"
 
     async def close(self) -> None:
         if self._keeper is not None:
