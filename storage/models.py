@@ -93,7 +93,17 @@ class InboxItem(Base):
 
 class OutboxMessage(Base):
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_state_due", "state", "next_attempt_at"),)
+    __table_args__ = (
+        # In the claim's order (next_attempt_at, id), so a claim walks the index and stops at
+        # the first free row instead of sorting every pending one.
+        Index("ix_outbox_state_due", "state", "next_attempt_at", "id"),
+        # "Is an earlier row of this chat still pending?", asked of every candidate a sender
+        # claims (a chat's replies go out in order): without it each probe scanned every
+        # pending row, quadratic in a backlog.
+        # (Not a partial index on pending rows: the state is a bind parameter, which a
+        # generic PostgreSQL plan cannot match to an index's WHERE.)
+        Index("ix_outbox_chat_state", "platform", "chat_id", "state", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
