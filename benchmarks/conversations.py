@@ -161,7 +161,14 @@ class Result:
     peak_calls: int
     not_2xx: int  # attempts answered otherwise (then delivered again)
     cpu: dict[str, float | None]  # % of one core over the run
+    maka_cpu: float | None  # CPU seconds of `maka serve` over the run
     concurrency: int
+
+    @property
+    def cpu_ms_per_input(self) -> float | None:
+        """`maka serve`'s CPU per input, its ack and its reply together: what bounds the
+        rates on a busy core, and steadier than they are when the machine is shared."""
+        return None if self.maka_cpu is None else 1000 * self.maka_cpu / max(1, self.inputs)
 
     @property
     def acks_per_s(self) -> float:
@@ -254,6 +261,10 @@ class CpuMeter:
         found = cpu_seconds(pid) if pid is not None else None
         return found[0] if found else None
 
+    def replica_seconds(self) -> float | None:
+        now = self._replica()
+        return None if now is None or self.replica is None else now - self.replica
+
     def _postgres(self) -> dict[int, float]:
         if not isinstance(self.world.database, PrivateCluster):
             return {}
@@ -329,7 +340,7 @@ async def measure(
             verdict = await world.settle(traffic, timeout=SETTLE_TIMEOUT)
         except AssertionError as exc:  # a delivery or the replies never settled
             raise BenchFailure(f"{database} {plan.shape} at {plan.latency:g} s: {exc}") from None
-        shares = cpu.shares()
+        shares, maka_cpu = cpu.shares(), cpu.replica_seconds()
     problems = verdict.problems()
     if problems:
         raise BenchFailure(
@@ -393,6 +404,7 @@ async def measure(
         ),
         not_2xx=sum(1 for a in traffic.attempts if not a.ok),
         cpu=shares,
+        maka_cpu=maka_cpu,
         concurrency=concurrency,
     )
 
@@ -433,7 +445,7 @@ def line(r: Result) -> str:
         f"{_s(percentile(r.reply_delays, 50)):>6} {_s(percentile(r.reply_delays, 99)):>6} "
         f"{_s(percentile(r.queued, 50)):>6} {_s(percentile(r.sent, 50)):>6} "
         f"{r.answered:>7.1f} {r.turns:>5} {r.steps / max(1, r.turns):>5.2f} "
-        f"{r.peak_calls:>4}/{r.concurrency:<4} {ratio:>6}  {cpu}"
+        f"{r.peak_calls:>4}/{r.concurrency:<4} {ratio:>6} {_pct(r.cpu_ms_per_input):>6}  {cpu}"
     )
 
 
@@ -441,14 +453,14 @@ HEADER = (
     f"{'database':<10} {'model':>5} {'N×M':>11} {'acks/s':>7} {'a p50':>5} {'a p99':>5} "
     f"{'replies/s':>9} {'r÷a':>6} "
     f"{'p50 s':>6} {'p99 s':>6} {'→q p50':>6} {'q→ p50':>6} {'last s':>7} {'turns':>5} "
-    f"{'st/t':>5} {'peak/conc':>9} {'÷ideal':>6}  CPU (% of a core)"
+    f"{'st/t':>5} {'peak/conc':>9} {'÷ideal':>6} {'ms/in':>6}  CPU (% of a core)"
 )
 LEGEND = (
     "a p50/p99 = webhook answer time, ms; r÷a = replies/s ÷ acks/s; p50/p99 = reply latency "
     "from the 2xx, s; →q = 2xx to the reply's outbox row, q→ = outbox row to Feishu creating "
     "it; last = first send to last reply; st/t = model calls per turn; peak/conc = Bot model "
     "calls in flight at once (peak) / configured concurrency; ÷ideal = replies/s ÷ "
-    "(concurrency ÷ latency)"
+    "(concurrency ÷ latency); ms/in = CPU ms of maka serve per input (its ack and reply)"
 )
 
 
