@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation, Session, SessionEvent, SessionSummary
@@ -46,27 +46,26 @@ async def append_events(
     session_id: int,
     events: list[tuple[str, str, dict[str, Any] | None]],
     now: datetime,
-) -> list[SessionEvent]:
-    """Append (kind, text, payload) events with the next sequence numbers."""
+) -> None:
+    """Append (kind, text, payload) events with the next sequence numbers, in one statement."""
     last = await tx.scalar(
         select(func.coalesce(func.max(SessionEvent.seq), 0)).where(
             SessionEvent.session_id == session_id
         )
     )
     rows = [
-        SessionEvent(
-            session_id=session_id,
-            seq=int(last or 0) + i + 1,
-            kind=kind,
-            text=text,
-            payload=payload,
-            created_at=now,
-        )
+        {
+            "session_id": session_id,
+            "seq": int(last or 0) + i + 1,
+            "kind": kind,
+            "text": text,
+            "payload": payload,
+            "created_at": now,
+        }
         for i, (kind, text, payload) in enumerate(events)
     ]
-    tx.add_all(rows)
-    await tx.flush()
-    return rows
+    if rows:
+        await tx.execute(insert(SessionEvent), rows)
 
 
 async def events_after(
@@ -94,9 +93,8 @@ async def latest_event(tx: AsyncSession, session_id: int, kind: str) -> SessionE
 
 
 async def touch(tx: AsyncSession, session_id: int, now: datetime) -> None:
-    row = await tx.get(Session, session_id)
-    if row is not None:
-        row.last_message_at = now
+    stmt = update(Session).where(Session.id == session_id).values(last_message_at=now)
+    await tx.execute(stmt.execution_options(synchronize_session=False))
 
 
 async def recent_events(
