@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Select,
     String,
     bindparam,
@@ -97,30 +98,45 @@ def probe(model: type[Claimable], where: Sequence[ColumnElement[bool]]) -> Probe
     return Probe(stmt.limit(1))
 
 
-async def claim_rows(
-    tx: AsyncSession,
+@dataclass(frozen=True)
+class Claim(Generic[T]):
+    """Claiming the free rows of a model that match a condition, in an order: built once, at
+    import, like a `Probe` (a claim runs for every unit of work a worker takes)."""
+
+    stmt: Select[T]
+
+    async def take(
+        self,
+        tx: AsyncSession,
+        *,
+        limit: int,
+        owner: str,
+        lease: timedelta,
+        now: datetime,
+        **params: object,
+    ) -> list[T]:
+        bound = {"now": now, "limit": limit, **params}
+        rows = list((await tx.scalars(self.stmt, bound)).all())
+        for row in rows:  # written at the commit (or a later query's autoflush), with whatever
+            row.lease_owner = owner  # else the caller sets on the rows: one UPDATE, not two
+            row.lease_expires_at = now + lease
+        return rows
+
+
+def claim(
     model: type[T],
-    *,
     where: Sequence[ColumnElement[bool]],
     order_by: Sequence[InstrumentedAttribute[Any]],
-    limit: int,
-    owner: str,
-    lease: timedelta,
-    now: datetime,
-) -> list[T]:
+) -> Claim[T]:
+    """The claim of `model`'s rows that match `where` (which compares times with `NOW`)."""
     stmt = (
         select(model)
-        .where(*where, lease_is_free(model, now))
+        .where(*where, lease_is_free(model, NOW))
         .order_by(*order_by)
-        .limit(limit)
+        .limit(bindparam("limit", type_=Integer()))
         .with_for_update(skip_locked=True)
     )
-    rows = list((await tx.scalars(stmt)).all())
-    for row in rows:
-        row.lease_owner = owner
-        row.lease_expires_at = now + lease
-    await tx.flush()
-    return rows
+    return Claim(stmt)
 
 
 async def renew_rows(

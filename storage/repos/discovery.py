@@ -68,19 +68,13 @@ async def ensure_state(tx: AsyncSession, defaults: Defaults, now: datetime) -> D
     return row
 
 
+_CLAIM_STATE = claims.claim(DiscoveryState, [DiscoveryState.id == STATE_ID], [DiscoveryState.id])
+
+
 async def claim_state(
     tx: AsyncSession, *, owner: str, lease: timedelta, now: datetime
 ) -> DiscoveryState | None:
-    rows = await claims.claim_rows(
-        tx,
-        DiscoveryState,
-        where=[DiscoveryState.id == STATE_ID],
-        order_by=[DiscoveryState.id],
-        limit=1,
-        owner=owner,
-        lease=lease,
-        now=now,
-    )
+    rows = await _CLAIM_STATE.take(tx, limit=1, owner=owner, lease=lease, now=now)
     return rows[0] if rows else None
 
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows, probe
+from storage.claims import claim, probe
 from storage.models import InboxItem, Matter
 from storage.repos._upsert import insert_for
 
@@ -44,19 +44,13 @@ async def has_runnable(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_RUNNABLE.finds(tx, now=now)
 
 
+_CLAIM_RUNNABLE = claim(Matter, _runnable(), [Matter.updated_at, Matter.id])
+
+
 async def claim_runnable(
     tx: AsyncSession, *, owner: str, now: datetime, lease: timedelta
 ) -> Matter | None:
-    rows = await claim_rows(
-        tx,
-        Matter,
-        where=_runnable(),
-        order_by=[Matter.updated_at, Matter.id],
-        limit=1,
-        owner=owner,
-        lease=lease,
-        now=now,
-    )
+    rows = await _CLAIM_RUNNABLE.take(tx, limit=1, owner=owner, lease=lease, now=now)
     return rows[0] if rows else None
 
 

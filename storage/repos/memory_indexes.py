@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import NOW, claim_rows, probe
+from storage.claims import NOW, claim, probe
 from storage.models import IndexEntry, MemoryIndex, Session, SourceRecord
 from storage.repos._upsert import insert_for
 
@@ -83,19 +83,13 @@ async def has_due(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_DUE.finds(tx, now=now)
 
 
+_CLAIM_DUE = claim(MemoryIndex, _due(NOW), [MemoryIndex.next_check_at, MemoryIndex.id])
+
+
 async def claim_due(
     tx: AsyncSession, *, owner: str, lease: timedelta, now: datetime
 ) -> MemoryIndex | None:
-    rows = await claim_rows(
-        tx,
-        MemoryIndex,
-        where=_due(now),
-        order_by=[MemoryIndex.next_check_at, MemoryIndex.id],
-        limit=1,
-        owner=owner,
-        lease=lease,
-        now=now,
-    )
+    rows = await _CLAIM_DUE.take(tx, limit=1, owner=owner, lease=lease, now=now)
     return rows[0] if rows else None
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import ColumnElement, String, bindparam, exists, func, select, u
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from storage.claims import NOW, claim_rows, probe
+from storage.claims import NOW, claim, probe
 from storage.models import OutboxMessage
 from storage.repos._upsert import insert_for
 
@@ -90,6 +90,13 @@ async def has_due(tx: AsyncSession, *, platform: str, now: datetime) -> bool:
     return await _HAS_DUE.finds(tx, now=now, platform=platform)
 
 
+_CLAIM_DUE = claim(
+    OutboxMessage,
+    _due(bindparam("platform", type_=String()), NOW),
+    [OutboxMessage.next_attempt_at, OutboxMessage.id],
+)
+
+
 async def claim_due(
     tx: AsyncSession,
     *,
@@ -101,19 +108,11 @@ async def claim_due(
 ) -> list[OutboxMessage]:
     """Claim rows to deliver. `attempts` counts deliveries begun, so a delivery that crashed
     midway is visible to the next claimer (it may have reached the platform)."""
-    rows = await claim_rows(
-        tx,
-        OutboxMessage,
-        where=_due(platform, now),
-        order_by=[OutboxMessage.next_attempt_at, OutboxMessage.id],
-        limit=limit,
-        owner=owner,
-        lease=lease,
-        now=now,
+    rows = await _CLAIM_DUE.take(
+        tx, limit=limit, owner=owner, lease=lease, now=now, platform=platform
     )
     for row in rows:
         row.attempts += 1
-    await tx.flush()
     return rows
 
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, or_, select, update
+from sqlalchemy import ColumnElement, String, bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import NOW, claim_rows, lease_is_free, probe
+from storage.claims import NOW, claim, lease_is_free, probe
 from storage.models import Source, SourceRecord
 from storage.repos._upsert import insert_for
 
@@ -225,37 +225,25 @@ async def has_wanted(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_WANTED.finds(tx, now=now)
 
 
+_CLAIM_WANTED = claim(Source, _wanted(NOW), [Source.wanted_at, Source.id])
+
+
 async def claim_wanted(
     tx: AsyncSession, *, owner: str, now: datetime, lease: timedelta
 ) -> Source | None:
     """The longest-waiting requested source whose lease is free, now leased to `owner`."""
-    rows = await claim_rows(
-        tx,
-        Source,
-        where=_wanted(now),
-        order_by=[Source.wanted_at, Source.id],
-        limit=1,
-        owner=owner,
-        lease=lease,
-        now=now,
-    )
+    rows = await _CLAIM_WANTED.take(tx, limit=1, owner=owner, lease=lease, now=now)
     return rows[0] if rows else None
+
+
+_CLAIM_NAMED = claim(Source, [Source.name == bindparam("name", type_=String())], [Source.id])
 
 
 async def claim_named(
     tx: AsyncSession, name: str, *, owner: str, now: datetime, lease: timedelta
 ) -> Source | None:
     """This source, leased to `owner`; None when it does not exist or someone else holds it."""
-    rows = await claim_rows(
-        tx,
-        Source,
-        where=[Source.name == name],
-        order_by=[Source.id],
-        limit=1,
-        owner=owner,
-        lease=lease,
-        now=now,
-    )
+    rows = await _CLAIM_NAMED.take(tx, limit=1, owner=owner, lease=lease, now=now, name=name)
     return rows[0] if rows else None
 
 

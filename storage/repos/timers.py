@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import NOW, claim_rows, probe
+from storage.claims import NOW, claim, probe
 from storage.models import Timer
 
 PENDING, FIRED, FAILED = "pending", "fired", "failed"
@@ -47,19 +47,13 @@ async def has_due(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_DUE.finds(tx, now=now)
 
 
+_CLAIM_DUE = claim(Timer, _due(NOW), [Timer.due_at, Timer.id])
+
+
 async def claim_due(
     tx: AsyncSession, *, owner: str, now: datetime, limit: int, lease: timedelta
 ) -> list[Timer]:
-    return await claim_rows(
-        tx,
-        Timer,
-        where=_due(now),
-        order_by=[Timer.due_at, Timer.id],
-        limit=limit,
-        owner=owner,
-        lease=lease,
-        now=now,
-    )
+    return await _CLAIM_DUE.take(tx, limit=limit, owner=owner, lease=lease, now=now)
 
 
 async def mark_fired(tx: AsyncSession, timer_id: int, owner: str, now: datetime) -> bool:

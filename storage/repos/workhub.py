@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import claim_rows, probe
+from storage.claims import claim, probe
 from storage.models import Session, SessionCompletion, SessionSummary
 from storage.repos._upsert import insert_for
 
@@ -110,19 +110,13 @@ async def has_refresh(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_REFRESH.finds(tx, now=now)
 
 
+_CLAIM_REFRESH = claim(SessionSummary, [_REFRESH_PENDING], [SessionSummary.session_id])
+
+
 async def claim_refresh(
     tx: AsyncSession, *, owner: str, now: datetime, lease: timedelta
 ) -> SessionSummary | None:
-    rows = await claim_rows(
-        tx,
-        SessionSummary,
-        where=[_REFRESH_PENDING],
-        order_by=[SessionSummary.session_id],
-        limit=1,
-        owner=owner,
-        lease=lease,
-        now=now,
-    )
+    rows = await _CLAIM_REFRESH.take(tx, limit=1, owner=owner, lease=lease, now=now)
     return rows[0] if rows else None
 
 
