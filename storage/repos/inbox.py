@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Integer, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import InboxItem
@@ -63,16 +63,24 @@ async def append_many(tx: AsyncSession, items: Sequence[NewItem]) -> dict[str, i
     return {str(k): int(v) for k, v in result.all()}
 
 
+# The Bot's hot path reads: built once, bound per call (building a statement and its cache
+# key costs more than running it).
+_PENDING_FOR = (
+    select(InboxItem)
+    .where(
+        InboxItem.conversation_id == bindparam("conversation_id"),
+        InboxItem.delivered_at.is_(None),
+    )
+    .order_by(InboxItem.id)
+    .limit(bindparam("limit", type_=Integer()))
+)
+
+
 async def pending_for_conversation(
     tx: AsyncSession, conversation_id: int, limit: int = 100
 ) -> list[InboxItem]:
-    stmt = (
-        select(InboxItem)
-        .where(InboxItem.conversation_id == conversation_id, InboxItem.delivered_at.is_(None))
-        .order_by(InboxItem.id)
-        .limit(limit)
-    )
-    return list((await tx.scalars(stmt)).all())
+    bound = {"conversation_id": conversation_id, "limit": limit}
+    return list((await tx.scalars(_PENDING_FOR, bound)).all())
 
 
 @dataclass(frozen=True)
@@ -84,22 +92,24 @@ class Waiting:
     newest: datetime
 
 
+_WAITING = (
+    select(
+        InboxItem.conversation_id,
+        func.min(InboxItem.created_at),
+        func.max(InboxItem.created_at),
+    )
+    .where(InboxItem.conversation_id.is_not(None), InboxItem.delivered_at.is_(None))
+    .group_by(InboxItem.conversation_id)
+    .order_by(func.min(InboxItem.id))
+    .limit(bindparam("limit", type_=Integer()))
+)
+
+
 async def waiting_conversations(tx: AsyncSession, limit: int = 100) -> list[Waiting]:
     """Conversations with undelivered input, the one waiting longest first."""
-    stmt = (
-        select(
-            InboxItem.conversation_id,
-            func.min(InboxItem.created_at),
-            func.max(InboxItem.created_at),
-        )
-        .where(InboxItem.conversation_id.is_not(None), InboxItem.delivered_at.is_(None))
-        .group_by(InboxItem.conversation_id)
-        .order_by(func.min(InboxItem.id))
-        .limit(limit)
-    )
     return [
         Waiting(int(cid), oldest, newest)
-        for cid, oldest, newest in (await tx.execute(stmt)).all()
+        for cid, oldest, newest in (await tx.execute(_WAITING, {"limit": limit})).all()
         if cid is not None
     ]
 

@@ -4,32 +4,50 @@ lease whose holder is a Host that is gone is free, as with claimed rows (`storag
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import String, bindparam, delete, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import owner_is_gone
+from storage.claims import NOW, owner_is_gone
 from storage.models import Lease
-from storage.repos._upsert import insert_for
+from storage.types import UTCDateTime
+
+
+def _acquire(dialect: Any) -> Any:
+    owner = bindparam("owner", type_=String())
+    expires = bindparam("expires", type_=UTCDateTime())
+    return (
+        dialect.insert(Lease)
+        .values(name=bindparam("name", type_=String()), owner=owner, expires_at=expires)
+        .values(acquired_at=NOW)
+        .on_conflict_do_update(
+            index_elements=[Lease.name],
+            set_={"owner": owner, "expires_at": expires},
+            where=or_(
+                Lease.expires_at < NOW, Lease.owner == owner, owner_is_gone(Lease.owner, NOW)
+            ),
+        )
+        .returning(Lease.owner)
+    )
+
+
+# Taken and given back twice per Bot turn: built once per dialect, bound per call.
+_ACQUIRE = {"postgresql": _acquire(postgresql), "sqlite": _acquire(sqlite)}
+_RELEASE = delete(Lease).where(
+    Lease.name == bindparam("name", type_=String()),
+    Lease.owner == bindparam("owner", type_=String()),
+)
 
 
 async def acquire(
     tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime
 ) -> bool:
     """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
-    stmt = (
-        insert_for(tx, Lease)
-        .values(name=name, owner=owner, expires_at=now + ttl, acquired_at=now)
-        .on_conflict_do_update(
-            index_elements=[Lease.name],
-            set_={"owner": owner, "expires_at": now + ttl},
-            where=or_(
-                Lease.expires_at < now, Lease.owner == owner, owner_is_gone(Lease.owner, now)
-            ),
-        )
-        .returning(Lease.owner)
-    )
-    return (await tx.execute(stmt)).scalar_one_or_none() == owner
+    stmt = _ACQUIRE[tx.get_bind().dialect.name]
+    bound = {"name": name, "owner": owner, "expires": now + ttl, "now": now}
+    return (await tx.execute(stmt, bound)).scalar_one_or_none() == owner
 
 
 async def renew(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
@@ -42,7 +60,7 @@ async def renew(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: da
 
 
 async def release(tx: AsyncSession, name: str, owner: str) -> None:
-    await tx.execute(delete(Lease).where(Lease.name == name, Lease.owner == owner))
+    await tx.execute(_RELEASE, {"name": name, "owner": owner})
 
 
 async def release_all(tx: AsyncSession, owner: str) -> int:
