@@ -158,7 +158,9 @@ async def test_a_delivery_longer_than_its_claim_keeps_its_claim_and_sends_once(
 ) -> None:
     """The claim is short (so a delivery that ends badly frees its row in seconds) and renewed
     while the delivery runs: the sender's second task never takes a row still in hand."""
-    monkeypatch.setattr(sender_module, "CLAIM_LEASE", timedelta(seconds=0.3))
+    # A second: the delivery (two 429s a second apart) outlives it twice, and a renewal late
+    # by most of a second on a busy machine still holds it.
+    monkeypatch.setattr(sender_module, "CLAIM_LEASE", timedelta(seconds=1.0))
     async with make_world() as w:
         w.fake.rate_limit_next("/open-apis/im/v1/messages", times=2, reset_seconds=1)
         await w.events.post(w.message("slow to send", chat_id="oc_dm"))
