@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Integer, bindparam, func, select, update
+from sqlalchemy import Integer, String, Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from storage.claims import NOW
 from storage.models import InboxItem
 from storage.repos._upsert import insert_for
 
@@ -117,12 +118,17 @@ async def waiting_conversations(tx: AsyncSession, limit: int = 100) -> list[Wait
 async def mark_delivered(
     tx: AsyncSession, item_ids: list[int], batch_id: str, now: datetime
 ) -> int:
-    result = await tx.execute(
-        update(InboxItem)
-        .where(InboxItem.id.in_(item_ids), InboxItem.delivered_at.is_(None))
-        .values(delivered_at=now, batch_id=batch_id)
-    )
+    bound = {"ids": item_ids, "now": now, "batch_id": batch_id}
+    result = await tx.execute(_MARK_DELIVERED, bound)
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+_ITEMS = cast(Table, InboxItem.__table__)
+_MARK_DELIVERED = (
+    update(_ITEMS)
+    .where(_ITEMS.c.id.in_(bindparam("ids", expanding=True)), _ITEMS.c.delivered_at.is_(None))
+    .values(delivered_at=NOW, batch_id=bindparam("batch_id", type_=String()))
+)
 
 
 async def count_pending(tx: AsyncSession, conversation_id: int | None = None) -> int:

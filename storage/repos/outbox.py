@@ -8,20 +8,47 @@ in the order they were written, one at a time (`_due`).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, String, bindparam, exists, func, select, update
+from sqlalchemy import ColumnElement, String, Table, Text, bindparam, exists, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from storage.claims import NOW, claim, probe
 from storage.models import OutboxMessage
-from storage.repos._upsert import insert_for
 
 # Published when replies are queued: the channel senders (Feishu, console) wake on it.
 OUTBOX_TOPIC = "outbox"
 
 PENDING, SENT, FAILED, UNCERTAIN = "pending", "sent", "failed", "uncertain"
+
+
+_ENQUEUED_FIELDS = (
+    "idempotency_key",
+    "platform",
+    "chat_id",
+    "content_type",
+    "content",
+    "conversation_id",
+    "reply_to",
+    "in_thread",
+)
+
+
+def _enqueue(dialect: Any) -> Any:
+    table = OutboxMessage.__table__
+    fields = {name: bindparam(name, type_=table.c[name].type) for name in _ENQUEUED_FIELDS}
+    return (
+        dialect.insert(table)
+        .values(**fields, state=PENDING, attempts=0, created_at=NOW, next_attempt_at=NOW)
+        .on_conflict_do_nothing(index_elements=["idempotency_key"])
+        .returning(table.c.id)
+    )
+
+
+# Once per reply: built once per dialect, bound per call.
+_ENQUEUE = {"postgresql": _enqueue(postgresql), "sqlite": _enqueue(sqlite)}
 
 
 async def enqueue(
@@ -38,26 +65,19 @@ async def enqueue(
     now: datetime,
 ) -> int | None:
     """The new row's id; None if this key was enqueued before (the same reply, retried)."""
-    stmt = (
-        insert_for(tx, OutboxMessage)
-        .values(
-            idempotency_key=idempotency_key,
-            platform=platform,
-            chat_id=chat_id,
-            content_type=content_type,
-            content=content,
-            conversation_id=conversation_id,
-            reply_to=reply_to,
-            in_thread=in_thread,
-            state=PENDING,
-            attempts=0,
-            created_at=now,
-            next_attempt_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["idempotency_key"])
-        .returning(OutboxMessage.id)
-    )
-    return (await tx.execute(stmt)).scalar_one_or_none()
+    stmt = _ENQUEUE[tx.get_bind().dialect.name]
+    bound = {
+        "idempotency_key": idempotency_key,
+        "platform": platform,
+        "chat_id": chat_id,
+        "content_type": content_type,
+        "content": content,
+        "conversation_id": conversation_id,
+        "reply_to": reply_to,
+        "in_thread": in_thread,
+        "now": now,
+    }
+    return (await tx.execute(stmt, bound)).scalar_one_or_none()
 
 
 _EARLIER = aliased(OutboxMessage, name="earlier")
@@ -127,21 +147,38 @@ async def finish(
     platform_message_ids: list[str] | None = None,
 ) -> bool:
     """Settle a claimed row; False if the claim was lost meanwhile."""
-    values: dict[str, Any] = {
+    bound: dict[str, Any] = {
+        "row_id": row_id,
+        "owner": owner,
         "state": state,
-        "lease_owner": None,
-        "lease_expires_at": None,
         "last_error": error[:2000] if error else None,
     }
     if state == SENT:
-        values["sent_at"] = now
-        values["platform_message_ids"] = platform_message_ids
-    result = await tx.execute(
-        update(OutboxMessage)
-        .where(OutboxMessage.id == row_id, OutboxMessage.lease_owner == owner)
+        bound |= {"sent_at": now, "platform_message_ids": platform_message_ids}
+    result = await tx.execute(_FINISH_SENT if state == SENT else _FINISH, bound)
+    return bool(getattr(result, "rowcount", 0))
+
+
+def _finish(*, sent: bool) -> Any:
+    table = cast(Table, OutboxMessage.__table__)
+    values: dict[str, Any] = {
+        "state": bindparam("state", type_=String()),
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "last_error": bindparam("last_error", type_=Text()),
+    }
+    if sent:
+        values["sent_at"] = bindparam("sent_at", type_=table.c.sent_at.type)
+        ids_type = table.c.platform_message_ids.type
+        values["platform_message_ids"] = bindparam("platform_message_ids", type_=ids_type)
+    return (
+        update(table)
+        .where(table.c.id == bindparam("row_id"), table.c.lease_owner == bindparam("owner"))
         .values(**values)
     )
-    return bool(getattr(result, "rowcount", 0))
+
+
+_FINISH, _FINISH_SENT = _finish(sent=False), _finish(sent=True)
 
 
 async def retry_later(
