@@ -7,19 +7,19 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import String, bindparam, delete, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, owner_is_gone
 from storage.models import Lease
+from storage.repos._upsert import per_dialect
 from storage.types import UTCDateTime
 
 
-def _acquire(dialect: Any) -> Any:
+def _acquire(insert: Any) -> Any:
     owner = bindparam("owner", type_=String())
     expires = bindparam("expires", type_=UTCDateTime())
     return (
-        dialect.insert(Lease)
+        insert(Lease)
         .values(name=bindparam("name", type_=String()), owner=owner, expires_at=expires)
         .values(acquired_at=NOW)
         .on_conflict_do_update(
@@ -33,8 +33,8 @@ def _acquire(dialect: Any) -> Any:
     )
 
 
-# Taken and given back twice per Bot turn: built once per dialect, bound per call.
-_ACQUIRE = {"postgresql": _acquire(postgresql), "sqlite": _acquire(sqlite)}
+# Taken and given back twice per Bot turn: built once, bound per call.
+_ACQUIRE = per_dialect(_acquire)
 _RELEASE = delete(Lease).where(
     Lease.name == bindparam("name", type_=String()),
     Lease.owner == bindparam("owner", type_=String()),
@@ -45,7 +45,7 @@ async def acquire(
     tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime
 ) -> bool:
     """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
-    stmt = _ACQUIRE[tx.get_bind().dialect.name]
+    stmt = _ACQUIRE(tx)
     bound = {"name": name, "owner": owner, "expires": now + ttl, "now": now}
     return (await tx.execute(stmt, bound)).scalar_one_or_none() == owner
 

@@ -26,25 +26,22 @@ def _unread_for_session() -> ColumnElement[bool]:
     )
 
 
-def _runnable() -> list[ColumnElement[bool]]:
-    # Active work runs; new input also wakes a waiting or finished Matter (not a paused or
-    # cancelled one: a person stopped those).
-    return [
-        or_(
-            Matter.status == ACTIVE,
-            and_(Matter.status.in_((WAITING, COMPLETED)), _unread_for_session()),
-        )
-    ]
-
-
-_HAS_RUNNABLE = probe(Matter, _runnable())
+# Active work runs; new input also wakes a waiting or finished Matter (not a paused or
+# cancelled one: a person stopped those).
+_RUNNABLE = [
+    or_(
+        Matter.status == ACTIVE,
+        and_(Matter.status.in_((WAITING, COMPLETED)), _unread_for_session()),
+    )
+]
+_HAS_RUNNABLE = probe(Matter, _RUNNABLE)
 
 
 async def has_runnable(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_RUNNABLE.finds(tx, now=now)
 
 
-_CLAIM_RUNNABLE = claim(Matter, _runnable(), [Matter.updated_at, Matter.id])
+_CLAIM_RUNNABLE = claim(Matter, _RUNNABLE, [Matter.updated_at, Matter.id])
 
 
 async def claim_runnable(

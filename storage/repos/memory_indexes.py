@@ -69,21 +69,18 @@ async def all_indexes(tx: AsyncSession) -> list[MemoryIndex]:
     return list((await tx.scalars(select(MemoryIndex).order_by(MemoryIndex.name))).all())
 
 
-def _due(now: datetime | ColumnElement[datetime]) -> list[ColumnElement[bool]]:
-    return [
-        MemoryIndex.paused.is_(False),
-        or_(MemoryIndex.next_check_at.is_(None), MemoryIndex.next_check_at <= now),
-    ]
-
-
-_HAS_DUE = probe(MemoryIndex, _due(NOW))
+_DUE = [
+    MemoryIndex.paused.is_(False),
+    or_(MemoryIndex.next_check_at.is_(None), MemoryIndex.next_check_at <= NOW),
+]
+_HAS_DUE = probe(MemoryIndex, _DUE)
 
 
 async def has_due(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_DUE.finds(tx, now=now)
 
 
-_CLAIM_DUE = claim(MemoryIndex, _due(NOW), [MemoryIndex.next_check_at, MemoryIndex.id])
+_CLAIM_DUE = claim(MemoryIndex, _DUE, [MemoryIndex.next_check_at, MemoryIndex.id])
 
 
 async def claim_due(

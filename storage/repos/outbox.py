@@ -2,7 +2,7 @@
 
 The idempotency key becomes Feishu's `uuid`, so a resend after a crash is not a second
 message. States: pending → (claimed) → sent | failed | uncertain. A chat's rows are claimed
-in the order they were written, one at a time (`_due`).
+in the order they were written, one at a time (`_DUE`).
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, String, Table, Text, bindparam, exists, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import String, Table, Text, bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from storage.claims import NOW, claim, probe
 from storage.models import OutboxMessage
+from storage.repos._upsert import per_dialect
 
 # Published when replies are queued: the channel senders (Feishu, console) wake on it.
 OUTBOX_TOPIC = "outbox"
@@ -36,19 +36,19 @@ _ENQUEUED_FIELDS = (
 )
 
 
-def _enqueue(dialect: Any) -> Any:
+def _enqueue(insert: Any) -> Any:
     table = OutboxMessage.__table__
     fields = {name: bindparam(name, type_=table.c[name].type) for name in _ENQUEUED_FIELDS}
     return (
-        dialect.insert(table)
+        insert(table)
         .values(**fields, state=PENDING, attempts=0, created_at=NOW, next_attempt_at=NOW)
         .on_conflict_do_nothing(index_elements=["idempotency_key"])
         .returning(table.c.id)
     )
 
 
-# Once per reply: built once per dialect, bound per call.
-_ENQUEUE = {"postgresql": _enqueue(postgresql), "sqlite": _enqueue(sqlite)}
+# Once per reply: built once, bound per call.
+_ENQUEUE = per_dialect(_enqueue)
 
 
 async def enqueue(
@@ -65,7 +65,7 @@ async def enqueue(
     now: datetime,
 ) -> int | None:
     """The new row's id; None if this key was enqueued before (the same reply, retried)."""
-    stmt = _ENQUEUE[tx.get_bind().dialect.name]
+    stmt = _ENQUEUE(tx)
     bound = {
         "idempotency_key": idempotency_key,
         "platform": platform,
@@ -83,38 +83,31 @@ async def enqueue(
 _EARLIER = aliased(OutboxMessage, name="earlier")
 
 
-def _due(
-    platform: str | ColumnElement[str], now: datetime | ColumnElement[datetime]
-) -> list[Any]:
-    return [
-        OutboxMessage.platform == platform,
-        OutboxMessage.state == PENDING,
-        OutboxMessage.next_attempt_at <= now,
-        # A chat's replies go out one at a time, in the order they were written: a row waits
-        # while an earlier one of its chat is pending (in flight, or waiting for a retry).
-        # Senders deliver many rows at once, so without this two replies of one turn could
-        # reach the chat the other way round.
-        ~exists().where(
-            _EARLIER.platform == OutboxMessage.platform,
-            _EARLIER.chat_id == OutboxMessage.chat_id,
-            _EARLIER.state == PENDING,
-            _EARLIER.id < OutboxMessage.id,
-        ),
-    ]
+# The rows a sender may take (platform and time bound per call). A chat's replies go out one
+# at a time, in the order they were written: a row waits while an earlier one of its chat is
+# pending (in flight, or waiting for a retry). Senders deliver many rows at once, so without
+# this two replies of one turn could reach the chat the other way round.
+_DUE = [
+    OutboxMessage.platform == bindparam("platform", type_=String()),
+    OutboxMessage.state == PENDING,
+    OutboxMessage.next_attempt_at <= NOW,
+    ~exists().where(
+        _EARLIER.platform == OutboxMessage.platform,
+        _EARLIER.chat_id == OutboxMessage.chat_id,
+        _EARLIER.state == PENDING,
+        _EARLIER.id < OutboxMessage.id,
+    ),
+]
 
 
-_HAS_DUE = probe(OutboxMessage, _due(bindparam("platform", type_=String()), NOW))
+_HAS_DUE = probe(OutboxMessage, _DUE)
 
 
 async def has_due(tx: AsyncSession, *, platform: str, now: datetime) -> bool:
     return await _HAS_DUE.finds(tx, now=now, platform=platform)
 
 
-_CLAIM_DUE = claim(
-    OutboxMessage,
-    _due(bindparam("platform", type_=String()), NOW),
-    [OutboxMessage.next_attempt_at, OutboxMessage.id],
-)
+_CLAIM_DUE = claim(OutboxMessage, _DUE, [OutboxMessage.next_attempt_at, OutboxMessage.id])
 
 
 async def claim_due(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, bindparam, func, or_, select, update
+from sqlalchemy import String, bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim, lease_is_free, probe
@@ -214,18 +214,15 @@ async def request_sync(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-def _wanted(now: datetime | ColumnElement[datetime]) -> list[Any]:
-    return [Source.wanted_at.is_not(None), Source.wanted_at <= now]
-
-
-_HAS_WANTED = probe(Source, _wanted(NOW))
+_WANTED = [Source.wanted_at.is_not(None), Source.wanted_at <= NOW]
+_HAS_WANTED = probe(Source, _WANTED)
 
 
 async def has_wanted(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_WANTED.finds(tx, now=now)
 
 
-_CLAIM_WANTED = claim(Source, _wanted(NOW), [Source.wanted_at, Source.id])
+_CLAIM_WANTED = claim(Source, _WANTED, [Source.wanted_at, Source.id])
 
 
 async def claim_wanted(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim, probe
@@ -36,18 +36,15 @@ async def cancel(tx: AsyncSession, key: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
-def _due(now: datetime | ColumnElement[datetime]) -> list[Any]:
-    return [Timer.state == PENDING, Timer.due_at <= now]
-
-
-_HAS_DUE = probe(Timer, _due(NOW))
+_DUE = [Timer.state == PENDING, Timer.due_at <= NOW]
+_HAS_DUE = probe(Timer, _DUE)
 
 
 async def has_due(tx: AsyncSession, now: datetime) -> bool:
     return await _HAS_DUE.finds(tx, now=now)
 
 
-_CLAIM_DUE = claim(Timer, _due(NOW), [Timer.due_at, Timer.id])
+_CLAIM_DUE = claim(Timer, _DUE, [Timer.due_at, Timer.id])
 
 
 async def claim_due(
