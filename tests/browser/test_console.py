@@ -6,6 +6,7 @@ saying what it waited for and what the page showed."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 from pathlib import Path
@@ -18,11 +19,13 @@ if importlib.util.find_spec("playwright") is None and not os.environ.get("CI"):
         allow_module_level=True,
     )
 
-from playwright.async_api import ConsoleMessage, Page, Response, expect
+from playwright.async_api import ConsoleMessage, Page, Response, Route, expect
+from sqlalchemy import select
 
 from bot.assistant.component import Assistant
 from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message
+from storage.models import InboxItem
 from tests.apps import RunningApp, make_settings, running_app
 from tests.waiting import wait_until
 
@@ -95,6 +98,47 @@ async def test_help_typed_and_sent_with_enter_shows_the_reply(
         ]:
             assert f"{usage}  — {summary}" in shown, shown
         await check_the_page_is_well(page, problems, "/help")
+
+
+async def test_what_is_typed_while_a_message_is_being_sent_is_kept_and_sent_next(
+    page: Page, tmp_path: Path, database_url: str
+) -> None:
+    """A person types on while the last message is still on its way: the box was emptied when
+    it was sent, so the answer to that send does not wipe what came after."""
+    settings = make_settings(tmp_path, database_url, bot_debounce=0.0)
+    async with running_app(settings, bot=Assistant(), model_provider=ScriptedProvider()) as app:
+        problems = await open_console(page, app)
+        held, release = asyncio.Event(), asyncio.Event()
+
+        async def hold_the_first_send(route: Route) -> None:
+            if route.request.method == "POST" and not held.is_set():
+                held.set()
+                await release.wait()
+            await route.continue_()
+
+        await page.route("**/api/messages*", hold_the_first_send)
+        await send_with_enter(page, "/help")
+
+        async def first_send_on_its_way() -> bool:
+            return held.is_set()
+
+        await wait_until(first_send_on_its_way, what="the first message to be on its way")
+        await page.locator("#text").press_sequentially("/whoami")
+        async with page.expect_response(lambda r: r.request.method == "POST"):
+            release.set()
+        user = page.locator("#log .msg.user .bubble")
+        await expect(user.first, "the first message on the page").to_contain_text("/help")
+        await expect(page.locator("#text"), "what was typed meanwhile").to_have_value("/whoami")
+        await page.locator("#text").press("Enter")
+
+        bot = page.locator("#log .msg.bot .bubble")
+        await expect(bot, "a reply to each of the two").to_have_count(2)
+        await expect(bot.nth(1), "the /whoami reply").to_contain_text("owner")
+        await expect(user, "both messages on the page").to_have_count(2)
+        await check_the_page_is_well(page, problems, "/help")
+        async with app.services.db.read() as tx:
+            items = (await tx.scalars(select(InboxItem).order_by(InboxItem.id))).all()
+        assert [item.payload["text"] for item in items] == ["/help", "/whoami"]
 
 
 async def test_a_conversation_with_the_model_shows_its_reply(
