@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 PLATFORM = "feishu"
 BOT_INFO_TIMEOUT = 5.0
 BOT_INFO_RETRY = 10.0
+# How long a webhook request waits for the open_id before answering 503: well inside the
+# 3 s Feishu gives a push before it counts it failed and delivers it again.
+BOT_INFO_WAIT = 1.5
 
 
 class FeishuChannel:
@@ -34,7 +37,7 @@ class FeishuChannel:
         self.webhook: FeishuWebhook | None = None
         self.long_connection: FeishuLongConnection | None = None
         self._bot_open_id: str | None = None
-        self._bot_info_lock = asyncio.Lock()
+        self._bot_info_fetch: asyncio.Task[None] | None = None  # the one fetch in flight
         self._bot_info_task: asyncio.Task[None] | None = None
 
     @property
@@ -89,22 +92,33 @@ class FeishuChannel:
         services.readiness["feishu"] = self.readiness
 
     async def bot_open_id(self) -> str | None:
-        """The bot's own open_id (how @mentions of it are recognised), fetched once."""
+        """The bot's own open_id (how @mentions of it are recognised), fetched once. While it
+        is unknown, every caller shares one fetch and waits for it at most BOT_INFO_WAIT: a
+        Feishu outage costs a webhook request 1.5 s and a 503, not a queue of 5 s fetches."""
         if self._bot_open_id is not None or self.api is None:
             return self._bot_open_id
-        async with self._bot_info_lock:
-            if self._bot_open_id is None:
-                try:
-                    async with asyncio.timeout(BOT_INFO_TIMEOUT):
-                        self._bot_open_id = (await self.api.bot_info()).open_id
-                    log.info("Feishu bot open_id is %s", self._bot_open_id)
-                except Exception as exc:
-                    log.warning("cannot get the bot's open_id yet: %s", exc)
+        if self._bot_info_fetch is None or self._bot_info_fetch.done():
+            self._bot_info_fetch = asyncio.create_task(self._fetch_bot_open_id())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._bot_info_fetch), BOT_INFO_WAIT)
         return self._bot_open_id
 
+    async def _fetch_bot_open_id(self) -> None:
+        assert self.api is not None
+        try:
+            async with asyncio.timeout(BOT_INFO_TIMEOUT):
+                self._bot_open_id = (await self.api.bot_info()).open_id
+            log.info("Feishu bot open_id is %s", self._bot_open_id)
+        except Exception as exc:
+            log.warning("cannot get the bot's open_id yet: %s", exc)
+
     async def _learn_bot_open_id(self) -> None:
-        while await self.bot_open_id() is None:
-            await asyncio.sleep(BOT_INFO_RETRY)
+        while self._bot_open_id is None:
+            await self.bot_open_id()
+            if self._bot_info_fetch is not None:
+                await self._bot_info_fetch  # never raises: failures are logged
+            if self._bot_open_id is None:
+                await asyncio.sleep(BOT_INFO_RETRY)
 
     async def readiness(self) -> str | None:
         if self._bot_open_id is None:
@@ -118,6 +132,10 @@ class FeishuChannel:
             self._bot_info_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._bot_info_task
+        if self._bot_info_fetch is not None:
+            self._bot_info_fetch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._bot_info_fetch
         if self.long_connection is not None:
             await self.long_connection.stop()
         if self.api is not None:  # after the Host's drain: no send is in flight any more
