@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
+from storage.sqlite_inline import inline_creator
 from storage.urls import is_sqlite, masked_database_url
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
@@ -43,6 +44,7 @@ class Database:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     is_sqlite: bool
+    read_sessions: async_sessionmaker[AsyncSession]
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
@@ -51,7 +53,10 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
-        async with self.sessions() as tx:
+        """For reading only (what it writes may be kept or not). On PostgreSQL in autocommit:
+        under READ COMMITTED each statement sees its own snapshot anyway, and a read then costs
+        one round trip, not BEGIN and ROLLBACK around it."""
+        async with self.read_sessions() as tx:
             yield tx
 
     @asynccontextmanager
@@ -119,7 +124,18 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
             url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800, **engine_kwargs
         )
     sessions = async_sessionmaker(engine, expire_on_commit=False)
-    return Database(url=url, engine=engine, sessions=sessions, is_sqlite=sqlite)
+    # SQLite's reads keep their BEGIN: in WAL mode it gives them one snapshot, and costs
+    # microseconds on the loop's thread (storage/sqlite_inline.py).
+    reads = (
+        sessions
+        if sqlite
+        else async_sessionmaker(
+            engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False
+        )
+    )
+    return Database(
+        url=url, engine=engine, sessions=sessions, is_sqlite=sqlite, read_sessions=reads
+    )
 
 
 def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
@@ -127,20 +143,19 @@ def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
     if path and path != ":memory:":
         with suppress(OSError):  # then connecting fails, and says why
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+    # On the loop's own thread (storage/sqlite_inline.py), in autocommit mode: BEGIN is ours
+    # (see the module docstring), and waiting out another process's lock is its retry's.
     engine = create_async_engine(
         url,
-        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        async_creator=inline_creator(path or ":memory:", SQLITE_BUSY_TIMEOUT_MS / 1000),
         poolclass=NullPool if path == ":memory:" else None,
         **engine_kwargs,
     )
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # Take transaction control from pysqlite so BEGIN is ours (see module docstring).
-        dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()

@@ -1,0 +1,144 @@
+"""SQLite on the loop's thread (storage/sqlite_inline.py): another process's lock is waited
+out without stopping the loop, a lock never freed fails with SQLite's own error, checkpoints
+reach the database file, and the Bot's claim reads only waiting inbox items."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from storage import sqlite_inline
+from storage.db import Database, create_database
+from storage.migrate import migrate
+from storage.sqlite_inline import InlineConnection
+from tests.waiting import wait_until
+
+
+@pytest.fixture
+async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
+    db = create_database(f"sqlite+aiosqlite:///{tmp_path / 'maka.db'}")
+    await migrate(db)
+    yield db
+    await db.dispose()
+
+
+class OtherProcessWriter:
+    """Holds SQLite's write lock from another connection on another thread, as a `maka`
+    command in another process would, until told to commit."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.holding = threading.Event()
+        self.release = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO leases (name, owner, expires_at, acquired_at) "
+            "VALUES ('other', 'cli', '2030-01-01', '2026-01-01')"
+        )
+        self.holding.set()
+        self.release.wait(30)
+        conn.execute("COMMIT")
+        conn.close()
+
+    def __enter__(self) -> OtherProcessWriter:
+        self._thread.start()
+        assert self.holding.wait(10), "the other writer never took the lock"
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.release.set()
+        self._thread.join(10)
+
+
+@pytest.fixture
+def path_of(sqlite_db: Database) -> Iterator[str]:
+    path = sqlite_db.engine.url.database
+    assert path
+    yield path
+
+
+async def test_a_write_waits_out_another_process_lock_while_the_loop_keeps_serving(
+    sqlite_db: Database, path_of: str
+) -> None:
+    async def write() -> None:
+        async with sqlite_db.write() as tx:
+            await tx.execute(
+                text(
+                    "INSERT INTO leases (name, owner, expires_at, acquired_at) "
+                    "VALUES ('ours', 'serve', '2030-01-01', '2026-01-01')"
+                )
+            )
+
+    with OtherProcessWriter(path_of) as other:
+        pending = asyncio.create_task(write())
+        await asyncio.sleep(0)  # it reaches BEGIN IMMEDIATE and finds the lock taken
+        async with sqlite_db.read() as tx:  # the loop is free: a read is answered meanwhile
+            names = (await tx.execute(text("SELECT name FROM leases"))).scalars().all()
+        assert names == [] and not pending.done()
+        other.release.set()
+        await asyncio.wait_for(pending, 20)
+    async with sqlite_db.read() as tx:
+        names = (await tx.execute(text("SELECT name FROM leases ORDER BY name"))).scalars().all()
+    assert names == ["other", "ours"]
+
+
+async def test_a_lock_never_given_back_fails_with_sqlites_own_error(path_of: str) -> None:
+    conn = InlineConnection(path_of, busy_timeout=0.05)
+    try:
+        with OtherProcessWriter(path_of):
+            cursor = conn.cursor()
+            with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+                await cursor.execute("BEGIN IMMEDIATE")
+    finally:
+        await conn.close()
+
+
+async def test_commits_are_checkpointed_into_the_database_file_off_the_loop(
+    sqlite_db: Database, path_of: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_inline, "CHECKPOINT_EVERY", 5)
+    monkeypatch.setattr(sqlite_inline, "_checkpoints", sqlite_inline._Checkpoints())
+    for n in range(5):
+        async with sqlite_db.write() as tx:
+            await tx.execute(
+                text(
+                    "INSERT INTO leases (name, owner, expires_at, acquired_at) "
+                    "VALUES (:n, 'serve', '2030-01-01', '2026-01-01')"
+                ),
+                {"n": f"lease-{n}"},
+            )
+
+    def in_the_file() -> int:  # immutable: the database file alone, its WAL not read
+        conn = sqlite3.connect(f"file:{path_of}?immutable=1", uri=True)
+        try:
+            return int(conn.execute("SELECT count(*) FROM leases").fetchone()[0])
+        except sqlite3.OperationalError:  # not even the schema is in the file yet
+            return -1
+        finally:
+            conn.close()
+
+    async def checkpointed() -> bool:
+        return await asyncio.to_thread(in_the_file) == 5
+
+    await wait_until(checkpointed, what="the five commits to be checkpointed into the file")
+
+
+async def test_the_bots_claim_reads_only_the_waiting_inbox_items(sqlite_db: Database) -> None:
+    from storage.repos.inbox import _WAITING
+
+    async with sqlite_db.read() as tx:
+        query = _WAITING.params(limit=10).compile(
+            dialect=sqlite_db.engine.dialect, compile_kwargs={"literal_binds": True}
+        )
+        plan = (await tx.execute(text(f"EXPLAIN QUERY PLAN {query}"))).all()
+    assert any("ix_inbox_items_waiting" in str(row) for row in plan), plan
