@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -77,6 +78,24 @@ class InboxItem(Base):
     __table_args__ = (
         Index("ix_inbox_items_conversation_pending", "conversation_id", "delivered_at"),
         Index("ix_inbox_items_session_pending", "session_id", "delivered_at"),
+        # Only what waits: "which conversations (sessions) have input?" is asked on every
+        # claim, and through the indexes above it walked every item ever delivered.
+        Index(
+            "ix_inbox_items_waiting",
+            "conversation_id",
+            "id",
+            "created_at",
+            "delivered_at",
+            sqlite_where=text("delivered_at IS NULL AND conversation_id IS NOT NULL"),
+            postgresql_where=text("delivered_at IS NULL AND conversation_id IS NOT NULL"),
+        ),
+        Index(
+            "ix_inbox_items_session_waiting",
+            "session_id",
+            "delivered_at",
+            sqlite_where=text("delivered_at IS NULL AND session_id IS NOT NULL"),
+            postgresql_where=text("delivered_at IS NULL AND session_id IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
