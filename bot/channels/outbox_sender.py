@@ -61,11 +61,15 @@ class OutboxSender(PoolWorker[Claimed], ABC):
     def __init__(self, db: Database, instance_id: str, lease: timedelta | None = None) -> None:
         self.db, self.instance_id = db, instance_id
         self.lease = lease or CLAIM_LEASE
+        self._found_last = False  # the last claim took a row: more are likely due
 
     async def claim(self) -> Claimed | None:
-        async with self.db.read() as tx:  # an idle poll only reads
-            if not await outbox.has_due(tx, platform=self.platform, now=utcnow()):
-                return None
+        """A due row, claimed. An idle poll only reads; while rows keep coming the read
+        first is skipped (it would find one, then the claim writes anyway)."""
+        if not self._found_last:
+            async with self.db.read() as tx:
+                if not await outbox.has_due(tx, platform=self.platform, now=utcnow()):
+                    return None
         async with self.db.write() as tx:
             rows = await outbox.claim_due(
                 tx,
@@ -75,7 +79,8 @@ class OutboxSender(PoolWorker[Claimed], ABC):
                 limit=1,
                 lease=self.lease,
             )
-            return Claimed.of(rows[0]) if rows else None
+        self._found_last = bool(rows)
+        return Claimed.of(rows[0]) if rows else None
 
     async def work(self, row: Claimed) -> None:
         renew = functools.partial(self._renew, row.id)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
+from sqlalchemy import insert as core_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import ModelCall
@@ -20,9 +21,22 @@ class ModelUsage:
     errors: int
 
 
+_FIELDS = (
+    "purpose",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "latency_ms",
+    "error",
+    "created_at",
+)
+# Once per model call: one Core INSERT on the table, not the ORM's unit of work (add, flush,
+# identity map), which cost more than the statement.
+_INSERT = core_insert(ModelCall.__table__)
+
+
 async def insert(tx: AsyncSession, call: ModelCall) -> None:
-    tx.add(call)
-    await tx.flush()
+    await tx.execute(_INSERT, {name: getattr(call, name) for name in _FIELDS})
 
 
 async def usage_since(tx: AsyncSession, since: datetime) -> ModelUsage:
