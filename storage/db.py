@@ -44,7 +44,6 @@ class Database:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     is_sqlite: bool
-    read_sessions: async_sessionmaker[AsyncSession]
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
@@ -53,10 +52,7 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
-        """For reading only (what it writes may be kept or not). On PostgreSQL in autocommit:
-        under READ COMMITTED each statement sees its own snapshot anyway, and a read then costs
-        one round trip, not BEGIN and ROLLBACK around it."""
-        async with self.read_sessions() as tx:
+        async with self.sessions() as tx:
             yield tx
 
     @asynccontextmanager
@@ -124,18 +120,7 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
             url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800, **engine_kwargs
         )
     sessions = async_sessionmaker(engine, expire_on_commit=False)
-    # SQLite's reads keep their BEGIN: in WAL mode it gives them one snapshot, and costs
-    # microseconds on the loop's thread (storage/sqlite_inline.py).
-    reads = (
-        sessions
-        if sqlite
-        else async_sessionmaker(
-            engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False
-        )
-    )
-    return Database(
-        url=url, engine=engine, sessions=sessions, is_sqlite=sqlite, read_sessions=reads
-    )
+    return Database(url=url, engine=engine, sessions=sessions, is_sqlite=sqlite)
 
 
 def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
