@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 from sqlalchemy import insert as core_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,7 +33,7 @@ _FIELDS = (
 )
 # Once per model call: one Core INSERT on the table, not the ORM's unit of work (add, flush,
 # identity map), which cost more than the statement.
-_INSERT = core_insert(ModelCall.__table__)
+_INSERT = core_insert(cast(Table, ModelCall.__table__))
 
 
 async def insert(tx: AsyncSession, call: ModelCall) -> None:
