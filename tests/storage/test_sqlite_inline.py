@@ -86,7 +86,9 @@ async def test_a_write_waits_out_another_process_lock_while_the_loop_keeps_servi
             names = (await tx.execute(text("SELECT name FROM leases"))).scalars().all()
         assert names == [] and not pending.done()
         other.release.set()
-        await asyncio.wait_for(pending, 20)
+        done, _ = await asyncio.wait({pending}, timeout=20)
+        assert done, "the write never got the lock after the other writer committed"
+        await pending
     async with sqlite_db.read() as tx:
         names = (await tx.execute(text("SELECT name FROM leases ORDER BY name"))).scalars().all()
     assert names == ["other", "ours"]
