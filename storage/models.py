@@ -73,6 +73,11 @@ class InboundEvent(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+def _partial(where: str) -> dict[str, Any]:
+    """A partial index's condition, said to both dialects (the syntax is shared)."""
+    return {"sqlite_where": text(where), "postgresql_where": text(where)}
+
+
 class InboxItem(Base):
     __tablename__ = "inbox_items"
     __table_args__ = (
@@ -86,15 +91,13 @@ class InboxItem(Base):
             "id",
             "created_at",
             "delivered_at",
-            sqlite_where=text("delivered_at IS NULL AND conversation_id IS NOT NULL"),
-            postgresql_where=text("delivered_at IS NULL AND conversation_id IS NOT NULL"),
+            **_partial("delivered_at IS NULL AND conversation_id IS NOT NULL"),
         ),
         Index(
             "ix_inbox_items_session_waiting",
             "session_id",
             "delivered_at",
-            sqlite_where=text("delivered_at IS NULL AND session_id IS NOT NULL"),
-            postgresql_where=text("delivered_at IS NULL AND session_id IS NOT NULL"),
+            **_partial("delivered_at IS NULL AND session_id IS NOT NULL"),
         ),
     )
 

@@ -102,17 +102,8 @@ class InlineConnection:
     def isolation_level(self) -> str | None:
         return self._conn.isolation_level
 
-    @property
-    def in_transaction(self) -> bool:
-        return self._conn.in_transaction
-
     def cursor(self) -> InlineCursor:
         return InlineCursor(self)
-
-    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> InlineCursor:
-        cursor = InlineCursor(self)
-        await cursor.execute(sql, parameters)
-        return cursor
 
     async def create_function(self, *args: Any, **kwargs: Any) -> None:
         self._conn.create_function(*args, **kwargs)
@@ -124,11 +115,9 @@ class InlineConnection:
         self._conn.rollback()
 
     async def close(self) -> None:
-        if self._connection is not None:
-            self._connection = None
-            self._conn.close()
+        self.stop()
 
-    def stop(self) -> None:  # the adapter's forced terminate
+    def stop(self) -> None:  # also the adapter's forced terminate
         if self._connection is not None:
             self._connection = None
             self._conn.close()
@@ -154,8 +143,7 @@ class InlineConnection:
 
 
 def _is_begin_or_commit(sql: str) -> bool:
-    head = sql.lstrip()[:6].upper()
-    return head in ("BEGIN", "BEGIN ", "COMMIT")
+    return sql.lstrip()[:6].upper().startswith(("BEGIN", "COMMIT"))
 
 
 class _Checkpoints:

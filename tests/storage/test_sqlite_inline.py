@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -61,10 +61,10 @@ class OtherProcessWriter:
 
 
 @pytest.fixture
-def path_of(sqlite_db: Database) -> Iterator[str]:
+def path_of(sqlite_db: Database) -> str:
     path = sqlite_db.engine.url.database
     assert path
-    yield path
+    return path
 
 
 async def test_a_write_waits_out_another_process_lock_while_the_loop_keeps_serving(

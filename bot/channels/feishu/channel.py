@@ -97,11 +97,15 @@ class FeishuChannel:
         Feishu outage costs a webhook request 1.5 s and a 503, not a queue of 5 s fetches."""
         if self._bot_open_id is not None or self.api is None:
             return self._bot_open_id
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._fetch_in_flight()), BOT_INFO_WAIT)
+        return self._bot_open_id
+
+    def _fetch_in_flight(self) -> asyncio.Task[None]:
+        """The one fetch of the open_id under way, started if there is none."""
         if self._bot_info_fetch is None or self._bot_info_fetch.done():
             self._bot_info_fetch = asyncio.create_task(self._fetch_bot_open_id())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._bot_info_fetch), BOT_INFO_WAIT)
-        return self._bot_open_id
+        return self._bot_info_fetch
 
     async def _fetch_bot_open_id(self) -> None:
         assert self.api is not None
@@ -114,9 +118,7 @@ class FeishuChannel:
 
     async def _learn_bot_open_id(self) -> None:
         while self._bot_open_id is None:
-            await self.bot_open_id()
-            if self._bot_info_fetch is not None:
-                await self._bot_info_fetch  # never raises: failures are logged
+            await self._fetch_in_flight()  # never raises: failures are logged
             if self._bot_open_id is None:
                 await asyncio.sleep(BOT_INFO_RETRY)
 
