@@ -82,14 +82,15 @@ class BotWorker(PoolWorker[int]):
     def owner(self) -> str:
         return self.services.host.instance_id
 
-    async def claim(self) -> int | None:
-        """A ready conversation, marked busy in this process (its lease is the turn's to
-        take), or None."""
+    async def claim(self, n: int) -> list[int]:
+        """Up to `n` ready conversations, oldest input first, marked busy in this process
+        (their leases are the turns' to take)."""
         now = utcnow()
         debounce = timedelta(seconds=self.services.settings.bot_debounce)
         async with self.services.db.read() as tx:
             waiting = await inbox.waiting_conversations(tx, limit=WAITING_SCANNED)
-        ready, soonest = [], None
+        ready: list[int] = []
+        soonest = None
         for conv in waiting:
             if conv.id in self._busy:
                 continue
@@ -99,10 +100,9 @@ class BotWorker(PoolWorker[int]):
             elif soonest is None or at < soonest:
                 soonest = at
         self._next_ready_in = None if soonest is None else (soonest - now).total_seconds()
-        if not ready:
-            return None
-        self._busy.add(ready[0])
-        return ready[0]
+        taken = ready[:n]
+        self._busy.update(taken)
+        return taken
 
     async def idle_timeout(self, poll_interval: float) -> float:
         if self._next_ready_in is None:

@@ -63,24 +63,25 @@ class OutboxSender(PoolWorker[Claimed], ABC):
         self.lease = lease or CLAIM_LEASE
         self._found_last = False  # the last claim took a row: more are likely due
 
-    async def claim(self) -> Claimed | None:
-        """A due row, claimed. An idle poll only reads; while rows keep coming the read
-        first is skipped (it would find one, then the claim writes anyway)."""
+    async def claim(self, n: int) -> list[Claimed]:
+        """Up to `n` due rows (one per chat: `outbox._DUE`), claimed. An idle poll only
+        reads; while rows keep coming the read first is skipped (it would find one, then the
+        claim writes anyway)."""
         if not self._found_last:
             async with self.db.read() as tx:
                 if not await outbox.has_due(tx, platform=self.platform, now=utcnow()):
-                    return None
+                    return []
         async with self.db.write() as tx:
             rows = await outbox.claim_due(
                 tx,
                 platform=self.platform,
                 owner=self.instance_id,
                 now=utcnow(),
-                limit=1,
+                limit=n,
                 lease=self.lease,
             )
         self._found_last = bool(rows)
-        return Claimed.of(rows[0]) if rows else None
+        return [Claimed.of(row) for row in rows]
 
     async def work(self, row: Claimed) -> None:
         renew = functools.partial(self._renew, row.id)

@@ -5,8 +5,9 @@ The Host owns the loop, so every worker gets the same lifecycle: prompt wake-ups
 backstop, crash isolation with backoff, and a drain on shutdown (stop claiming, let the unit
 in hand finish within the grace period, cancel the rest, give every claim back).
 
-A `PoolWorker` splits the two halves: one loop claims (`claim()`), and up to `concurrency`
-units run side by side, each in a task of its own (`work(unit)`). It is for work that mostly
+A `PoolWorker` splits the two halves: one loop claims (`claim(n)`, as many units as there are
+free slots, in one go), and up to `concurrency` units run side by side, each in a task of its
+own (`work(unit)`). It is for work that mostly
 waits (a model call takes seconds and no CPU here): dozens of units in flight cost one
 claiming loop, one wake-up wakes one loop, and a unit that is not ready yet is simply not
 claimed, so waiting for it holds no slot.
@@ -87,8 +88,10 @@ U = TypeVar("U")
 
 class PoolWorker(Worker, Generic[U]):
     @abstractmethod
-    async def claim(self) -> U | None:
-        """Take one unit that is ready now (its claim recorded), or None."""
+    async def claim(self, n: int) -> list[U]:
+        """Take up to `n` units that are ready now (their claims recorded); [] if none. One
+        claim for every free slot: under load a claim's transaction is shared by many units,
+        not paid by each."""
 
     @abstractmethod
     async def work(self, unit: U) -> None:
@@ -96,11 +99,10 @@ class PoolWorker(Worker, Generic[U]):
 
     async def run_once(self) -> bool:
         """One unit, claimed and worked inline (for a caller without a Host)."""
-        unit = await self.claim()
-        if unit is None:
-            return False
-        await self.work(unit)
-        return True
+        units = await self.claim(1)
+        for unit in units:
+            await self.work(unit)
+        return bool(units)
 
 
 @dataclass
@@ -206,27 +208,32 @@ class Host:
         slots = asyncio.Semaphore(worker.concurrency)
         failures = 0
         while await self._free_slot(slots):
+            held = 1
+            while not slots.locked():  # every free slot, taken without waiting
+                await slots.acquire()
+                held += 1
             state.freed.clear()
             with self.notifier.subscribe(worker.topics) as sub:
                 try:
-                    unit = await worker.claim()
+                    units = await worker.claim(held)
                 except Exception as exc:
-                    slots.release()
+                    _release(slots, held)
                     failures += 1
                     state.count_error(exc)
                     await self._back_off(worker, failures)
                     continue
                 failures = 0
-                if unit is None:
-                    slots.release()
+                _release(slots, held - len(units))
+                if not units:
                     if not self.stopping:
                         await _first_of(sub.wait(await self._idle(state)), state.freed.wait())
                     continue
-            task = asyncio.create_task(
-                self._work(state, worker, unit, slots), name=f"{worker.name}#unit"
-            )
-            state.units.add(task)
-            task.add_done_callback(state.units.discard)
+            for unit in units:
+                task = asyncio.create_task(
+                    self._work(state, worker, unit, slots), name=f"{worker.name}#unit"
+                )
+                state.units.add(task)
+                task.add_done_callback(state.units.discard)
 
     async def _idle(self, state: WorkerState) -> float:
         try:
@@ -310,6 +317,11 @@ class Host:
                 released += await claims.release_rows(tx, table, self.instance_id)
         if released:
             log.info("released %d claims held by %s", released, self.instance_id)
+
+
+def _release(slots: asyncio.Semaphore, count: int) -> None:
+    for _ in range(count):
+        slots.release()
 
 
 async def _first_of(*waits: Awaitable[object]) -> None:

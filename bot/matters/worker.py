@@ -40,8 +40,13 @@ class MatterWorker(PoolWorker[Claimed]):
     def owner(self) -> str:
         return self.services.host.instance_id
 
-    async def claim(self) -> Claimed | None:
-        """A runnable Matter, claimed (delegated Sessions are adopted as Matters first)."""
+    async def claim(self, n: int) -> list[Claimed]:
+        """A runnable Matter, claimed (delegated Sessions are adopted as Matters first): one
+        at a time, whatever `n`, since a Matter's claim also starts its run."""
+        unit = await self._claim_one()
+        return [unit] if unit is not None else []
+
+    async def _claim_one(self) -> Claimed | None:
         db = self.services.db
         await self._adopt()
         async with db.read() as tx:

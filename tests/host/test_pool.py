@@ -1,6 +1,6 @@
-"""A PoolWorker's units run side by side, at most `concurrency` at once, claimed by one loop;
-a unit that fails is counted and the pool goes on; stopping lets units in hand finish within
-the grace period and cancels the rest."""
+"""A PoolWorker's units run side by side, at most `concurrency` at once, claimed by one loop
+(one claim for every free slot); a unit that fails is counted and the pool goes on; stopping
+lets units in hand finish within the grace period and cancels the rest."""
 
 from __future__ import annotations
 
@@ -22,18 +22,20 @@ class Units(PoolWorker[int]):
         self.total, self.concurrency, self.failing = total, concurrency, failing
         self.next = 1
         self.claims = 0
+        self.asked: list[int] = []  # each claim's n: how many free slots it was asked to fill
         self.running: set[int] = set()
         self.done: list[int] = []
         self.cancelled: list[int] = []
         self.release: dict[int, asyncio.Event] = {}
 
-    async def claim(self) -> int | None:
+    async def claim(self, n: int) -> list[int]:
         self.claims += 1
-        if self.next > self.total:
-            return None
-        unit, self.next = self.next, self.next + 1
-        self.release[unit] = asyncio.Event()
-        return unit
+        self.asked.append(n)
+        units = list(range(self.next, min(self.total + 1, self.next + n)))
+        self.next += len(units)
+        for unit in units:
+            self.release[unit] = asyncio.Event()
+        return units
 
     async def work(self, unit: int) -> None:
         self.running.add(unit)
@@ -65,12 +67,14 @@ async def test_units_run_side_by_side_up_to_the_pools_size(db: Database) -> None
 
     await wait_until(three_running, what="three units in hand at once")
     assert worker.next == 4  # the pool claims no fourth unit while three are in hand
+    assert worker.asked == [3]  # one claim for the three free slots, not three claims
     worker.release[2].set()
 
     async def fourth_taken() -> bool:
         return worker.running == {1, 3, 4}
 
     await wait_until(fourth_taken, what="a freed slot to take the next unit")
+    assert worker.asked == [3, 1]
 
     async def all_done() -> bool:
         for event in worker.release.values():  # unit 5 is claimed once a slot frees
