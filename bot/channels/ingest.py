@@ -136,12 +136,8 @@ class Ingest:
                 _settle(pending.done, result)
 
     async def _store(self, batch: list[_Pending]) -> list[IngestResult]:
-        known: dict[tuple[str, str], _KnownConversation] = {}
-        async with self.db.write() as tx:
-            for pending in batch:
-                key = (pending.msg.platform, pending.msg.chat_id)
-                if key not in known:
-                    known[key] = await self._conversation(tx, pending.msg)
+        async with self.db.ack_write() as tx:
+            known = await self._conversations_of(tx, [p.msg for p in batch])
             results = await self._store_in(tx, batch, known)
         # Remembered only once committed: a rolled-back conversation row must not be reused.
         self._conversations.update(known)
@@ -212,18 +208,27 @@ class Ingest:
             await self.notifier.publish(tx, INBOX_TOPIC)
         return results
 
-    async def _conversation(self, tx: AsyncSession, msg: InboundMessage) -> _KnownConversation:
-        known = self._conversations.get((msg.platform, msg.chat_id))
-        if known is not None and time.monotonic() - known.seen_at < self.CONVERSATION_TTL:
-            return known
-        row = await conversations.get_or_create(
-            tx,
-            platform=msg.platform,
-            chat_id=msg.chat_id,
-            chat_type=msg.chat_type,
-            peer_open_id=msg.sender_id if msg.chat_type == "p2p" else None,
-        )
-        return _KnownConversation(row.id, row.listen_all, time.monotonic(), row.peer_open_id)
+    async def _conversations_of(
+        self, tx: AsyncSession, msgs: list[InboundMessage]
+    ) -> dict[tuple[str, str], _KnownConversation]:
+        """The conversation of every message's chat: remembered, or read and created in one
+        go for all the chats not remembered (a burst of new people is one insert)."""
+        now = time.monotonic()
+        known: dict[tuple[str, str], _KnownConversation] = {}
+        wanted: list[conversations.NewConversation] = []
+        for msg in msgs:
+            key = (msg.platform, msg.chat_id)
+            remembered = self._conversations.get(key)
+            if remembered is not None and now - remembered.seen_at < self.CONVERSATION_TTL:
+                known[key] = remembered
+            else:
+                peer = msg.sender_id if msg.chat_type == "p2p" else None
+                wanted.append(
+                    conversations.NewConversation(msg.platform, msg.chat_id, msg.chat_type, peer)
+                )
+        for key, row in (await conversations.get_or_create_many(tx, wanted)).items():
+            known[key] = _KnownConversation(row.id, row.listen_all, now, row.peer_open_id)
+        return known
 
     def _decide(self, msg: InboundMessage, now: datetime, *, listen_all: bool) -> Outcome:
         if now - msg.created_at > self.max_event_age:

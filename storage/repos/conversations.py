@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation
-from storage.repos._upsert import insert_for
+from storage.repos._upsert import per_dialect
+
+
+@dataclass(frozen=True)
+class NewConversation:
+    platform: str
+    chat_id: str
+    chat_type: str
+    peer_open_id: str | None = None
+    name: str | None = None
 
 
 async def get_or_create(
@@ -18,27 +31,53 @@ async def get_or_create(
     peer_open_id: str | None = None,
     name: str | None = None,
 ) -> Conversation:
-    """Race-free across replicas: the unique (platform, chat_id) decides who creates it."""
-    stmt = (
-        insert_for(tx, Conversation)
-        .values(
-            platform=platform,
-            chat_id=chat_id,
-            chat_type=chat_type,
-            peer_open_id=peer_open_id,
-            name=name,
-            listen_all=False,
-        )
+    wanted = NewConversation(platform, chat_id, chat_type, peer_open_id, name)
+    return (await get_or_create_many(tx, [wanted]))[(platform, chat_id)]
+
+
+async def get_or_create_many(
+    tx: AsyncSession, wanted: Sequence[NewConversation]
+) -> dict[tuple[str, str], Conversation]:
+    """Each chat's conversation by (platform, chat_id), created where there is none, in two
+    statements however many (a batch of first messages from new people is one insert, not
+    two round trips each). Race-free across replicas: the unique (platform, chat_id)
+    decides who creates it, and a chat asked for twice gets what the first asked for."""
+    if not wanted:
+        return {}
+    firsts = list({(w.platform, w.chat_id): w for w in reversed(wanted)}.values())
+    await tx.execute(
+        _INSERT(tx),
+        [
+            {
+                "platform": w.platform,
+                "chat_id": w.chat_id,
+                "chat_type": w.chat_type,
+                "peer_open_id": w.peer_open_id,
+                "name": w.name,
+            }
+            for w in firsts
+        ],
+    )
+    keys = [(w.platform, w.chat_id) for w in firsts]
+    rows = await tx.scalars(
+        select(Conversation).where(tuple_(Conversation.platform, Conversation.chat_id).in_(keys))
+    )
+    found = {(row.platform, row.chat_id): row for row in rows}
+    assert len(found) == len(keys), "every conversation asked for exists after the insert"
+    return found
+
+
+def _insert(insert: Any) -> Any:
+    table = cast(Table, Conversation.__table__)
+    fields = ("platform", "chat_id", "chat_type", "peer_open_id", "name")
+    return (
+        insert(table)
+        .values(**{f: bindparam(f, type_=table.c[f].type) for f in fields}, listen_all=False)
         .on_conflict_do_nothing(index_elements=["platform", "chat_id"])
     )
-    await tx.execute(stmt)
-    conversation = await tx.scalar(
-        select(Conversation).where(
-            Conversation.platform == platform, Conversation.chat_id == chat_id
-        )
-    )
-    assert conversation is not None
-    return conversation
+
+
+_INSERT = per_dialect(_insert)
 
 
 async def get(tx: AsyncSession, conversation_id: int) -> Conversation | None:

@@ -1,0 +1,50 @@
+"""Conversations are made on a chat's first message: many at once in two statements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+
+from storage.db import Database
+from storage.repos import conversations
+from storage.repos.conversations import NewConversation
+
+
+def _count_statements(db: Database) -> list[str]:
+    seen: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if not statement.startswith(("BEGIN", "COMMIT")):
+            seen.append(statement)
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    return seen
+
+
+async def test_a_burst_of_new_chats_is_made_in_two_statements_and_each_once(
+    db: Database,
+) -> None:
+    async with db.write() as tx:
+        existing = await conversations.get_or_create(
+            tx, platform="feishu", chat_id="oc_old", chat_type="group"
+        )
+    statements = _count_statements(db)
+    wanted = [
+        NewConversation("feishu", f"oc_dm{n}", "p2p", peer_open_id=f"ou_{n}") for n in range(5)
+    ]
+    wanted += [
+        NewConversation("feishu", "oc_old", "group"),
+        NewConversation("feishu", "oc_dm0", "group"),  # asked twice: the first ask stands
+    ]
+    async with db.write() as tx:
+        found = await conversations.get_or_create_many(tx, wanted)
+
+    assert len(statements) == 2, statements  # one insert, one read, for seven asks
+    assert set(found) == {("feishu", "oc_old")} | {("feishu", f"oc_dm{n}") for n in range(5)}
+    assert found[("feishu", "oc_old")].id == existing.id
+    assert found[("feishu", "oc_dm0")].chat_type == "p2p"
+    assert found[("feishu", "oc_dm3")].peer_open_id == "ou_3"
+    async with db.write() as tx:  # asked again: the same rows, none made twice
+        again = await conversations.get_or_create_many(tx, wanted)
+    assert {k: c.id for k, c in again.items()} == {k: c.id for k, c in found.items()}
