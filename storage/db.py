@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
@@ -26,10 +26,13 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
+from storage.group_commit import GroupCommit, Operation
 from storage.sqlite_inline import inline_creator
 from storage.urls import is_sqlite, masked_database_url
 
+T = TypeVar("T")
 SQLITE_BUSY_TIMEOUT_MS = 15_000
+GROUP_WRITERS = 4  # PostgreSQL: grouped-write transactions side by side
 # PostgreSQL connections only `ack_write()` uses: ingest writes one batch at a time.
 ACK_CONNECTIONS = 2
 _WRITE_OPTION = "maka_write"
@@ -48,6 +51,7 @@ class Database:
     is_sqlite: bool
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
+    _group: GroupCommit | None = None
 
     @property
     def dialect(self) -> str:
@@ -83,6 +87,13 @@ class Database:
             async with self._acks() as tx, _commit_or_rollback(tx):
                 yield tx
 
+    async def grouped(self, operation: Operation[T]) -> T:
+        """`operation(tx)`'s result, run in a write transaction shared with the other grouped
+        writes queued meanwhile (storage/group_commit.py says what an operation may do)."""
+        if self._group is None:
+            self._group = GroupCommit(self.write, 1 if self.is_sqlite else GROUP_WRITERS)
+        return await self._group.run(operation)
+
     async def ping(self) -> None:
         async with self.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
@@ -98,6 +109,8 @@ class Database:
             ) from exc
 
     async def dispose(self) -> None:
+        if self._group is not None:
+            await self._group.close()
         await self.engine.dispose()
         if self._acks is not None:
             await self._acks.kw["bind"].dispose()

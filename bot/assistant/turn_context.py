@@ -206,7 +206,8 @@ async def enqueue_reply(
 ) -> bool:
     """Write one reply to the outbox; False if this key was written before."""
     content_type, content = _content(text)
-    async with services.db.write() as tx:
+
+    async def write(tx: AsyncSession) -> int | None:
         row_id = await outbox.enqueue(
             tx,
             idempotency_key=key,
@@ -221,6 +222,9 @@ async def enqueue_reply(
         )
         if row_id is not None:  # other replicas hear of it at commit, on this connection
             await services.notifier.publish(tx, outbox.OUTBOX_TOPIC)
+        return row_id
+
+    row_id = await services.db.grouped(write)  # with the other turns' replies of the moment
     if row_id is not None:
         services.notifier.wake_local(outbox.OUTBOX_TOPIC)
     return row_id is not None

@@ -13,16 +13,13 @@ class DatabaseRecorder:
         self.db = db
 
     async def record(self, call: ModelCallRecord) -> None:
-        async with self.db.write() as tx:
-            await model_calls.insert(
-                tx,
-                ModelCall(
-                    purpose=call.purpose,
-                    model=call.model,
-                    input_tokens=call.input_tokens,
-                    output_tokens=call.output_tokens,
-                    latency_ms=call.latency_ms,
-                    error=call.error,
-                    created_at=call.created_at,
-                ),
-            )
+        row = ModelCall(
+            purpose=call.purpose,
+            model=call.model,
+            input_tokens=call.input_tokens,
+            output_tokens=call.output_tokens,
+            latency_ms=call.latency_ms,
+            error=call.error,
+            created_at=call.created_at,
+        )
+        await self.db.grouped(lambda tx: model_calls.insert(tx, row))  # with others' records

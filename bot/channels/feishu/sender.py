@@ -180,9 +180,9 @@ class FeishuSender(OutboxSender):
         self, row: Claimed, state: str, error: str | None, message_ids: list[str] | None = None
     ) -> None:
         SENT.labels(PLATFORM, state).inc()
-        notice = False
-        async with self.db.write() as tx:
-            if not await outbox.finish(
+
+        async def settle(tx: AsyncSession) -> tuple[bool, bool]:
+            held = await outbox.finish(
                 tx,
                 row.id,
                 self.instance_id,
@@ -190,12 +190,19 @@ class FeishuSender(OutboxSender):
                 now=utcnow(),
                 error=error,
                 platform_message_ids=message_ids,
-            ):
-                log.warning("outbox %s: claim lost before settling as %s", row.id, state)
-                return
-            if state != outbox.SENT:
-                log.error("outbox %s to chat %s is %s: %s", row.id, row.chat_id, state, error)
-                notice = await self._notify_owner(tx, row, state, error or "")
+            )
+            if not held or state == outbox.SENT:
+                return held, False
+            return held, await self._notify_owner(tx, row, state, error or "")
+
+        # Grouped: the deliveries in flight end together, and each settling alone was a
+        # transaction of its own.
+        held, notice = await self.db.grouped(settle)
+        if not held:
+            log.warning("outbox %s: claim lost before settling as %s", row.id, state)
+            return
+        if state != outbox.SENT:
+            log.error("outbox %s to chat %s is %s: %s", row.id, row.chat_id, state, error)
         if notice:
             await self.notifier.notify(INBOX_TOPIC)
 
