@@ -3,7 +3,7 @@
     async with FakeOpenAIServer() as server:
         server.reply_text("hello", prompt_tokens=12, completion_tokens=3)
         server.fail_next(429, times=1, headers={"retry-after": "0"})
-        client = AsyncOpenAI(base_url=server.base_url, api_key=server.api_key)
+        provider = OpenAICompatibleProvider(server.base_url, server.api_key, "fake-model")
 
 Endpoints: `POST /v1/chat/completions` (non-streaming) and `GET /v1/models`. Both check
 `Authorization: Bearer <api_key>`. Each chat request first consumes the next injected fault

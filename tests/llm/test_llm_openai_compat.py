@@ -207,6 +207,22 @@ async def test_connection_refused_is_retried_then_unavailable(
         await provider.complete(HELLO)
 
 
+async def test_a_model_endpoint_behind_the_environments_proxy_is_reached_through_it(
+    fake_openai: FakeOpenAIServer, make_provider: ProviderFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY names the fake server, the endpoint a host that does not resolve: only a
+    request sent through the proxy (absolute-form, as proxies get them) can be answered."""
+    for name in ("NO_PROXY", "no_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", fake_openai.base_url.removesuffix("/v1"))
+    fake_openai.reply_text("via the proxy")
+    provider = make_provider(base_url="http://model.invalid/v1", attempts=1)
+    assert (await provider.complete(HELLO)).text == "via the proxy"
+    monkeypatch.setenv("NO_PROXY", "model.invalid")  # and a host it names is not proxied
+    with pytest.raises(ModelUnavailable, match="connection error"):
+        await make_provider(base_url="http://model.invalid/v1", attempts=1).complete(HELLO)
+
+
 async def test_request_body_has_openai_shape_and_options(
     fake_openai: FakeOpenAIServer, make_provider: ProviderFactory
 ) -> None:
