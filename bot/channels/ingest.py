@@ -200,12 +200,14 @@ class Ingest:
                         created_at=pending.now,
                     )
                 )
+        topics = []
         if new_records:
             await source_records.add_records(tx, new_records, batch[0].now)
-            await self.notifier.publish(tx, source_records.RECORDS_TOPIC)
+            topics.append(source_records.RECORDS_TOPIC)
         if to_inbox:
             await inbox.append_many(tx, to_inbox)
-            await self.notifier.publish(tx, INBOX_TOPIC)
+            topics.append(INBOX_TOPIC)
+        await self.notifier.publish(tx, *topics)  # one statement for both
         return results
 
     async def _conversations_of(

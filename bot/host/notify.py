@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 from collections.abc import Iterable
 from typing import Any
 
 import asyncpg
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.db import Database
@@ -29,6 +30,13 @@ from storage.urls import asyncpg_dsn
 log = logging.getLogger(__name__)
 CHANNEL = "maka_wake"
 _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+_PUBLISHED = "maka_published_topics"  # in a transaction's session.info
+
+
+@functools.cache
+def _notify_statement(topics: int) -> TextClause:
+    calls = ", ".join(f"pg_notify(:channel, :p{n})" for n in range(topics))
+    return text(f"SELECT {calls}")
 
 
 class Subscription:
@@ -82,7 +90,7 @@ class Notifier:
         """Call after the commit that made work available."""
         self.wake_local(topic)
 
-    async def publish(self, tx: AsyncSession, topic: str) -> None:
+    async def publish(self, tx: AsyncSession, *topics: str) -> None:
         """Call inside the write transaction that makes work available (hot paths): other
         replicas hear of it at commit, with no extra connection. Wake this process's own
         workers with `wake_local` after the commit."""
@@ -135,8 +143,17 @@ class PostgresNotifier(Notifier):
         except Exception as exc:  # the poll still finds the work; never fail the writer
             log.warning("pg_notify(%s) failed: %s", topic, exc)
 
-    async def publish(self, tx: AsyncSession, topic: str) -> None:
-        await tx.execute(_NOTIFY, {"channel": CHANNEL, "payload": self._payload(topic)})
+    async def publish(self, tx: AsyncSession, *topics: str) -> None:
+        """One statement for all of `topics`, and none for a topic this transaction has
+        published already (grouped writes each publish theirs): a statement is a round trip,
+        each waiting for a turn of a busy event loop."""
+        published: set[str] = tx.info.setdefault(_PUBLISHED, set())
+        fresh = [topic for topic in dict.fromkeys(topics) if topic not in published]
+        if not fresh:
+            return
+        published.update(fresh)
+        params = {"channel": CHANNEL, **{f"p{n}": self._payload(t) for n, t in enumerate(fresh)}}
+        await tx.execute(_notify_statement(len(fresh)), params)
 
     def _payload(self, topic: str) -> str:
         return f"{topic}@{self._mark}"
