@@ -4,7 +4,8 @@ Slash commands and refusals are answered first, without a model. The rest goes t
 loop. The batch is marked delivered, and the turn logged, in one transaction at the end:
 a crash before that leaves the batch undelivered, so it is handled again after restart.
 The turn's exclusive hold on its conversation (`TurnHold`, the worker's lease) is taken in
-the turn's first transaction and given back in its last: one write each, not three more.
+the turn's first transaction and given back in its last: one write each, not three more. The
+first also reads the history the model is shown, rather than a read transaction of its own.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class BotTurn:
     async def run(self, conversation_id: int, hold: TurnHold) -> None:
         """One turn. Returning, it has given `hold` back (or never had it); raising, the
         caller gives it back."""
-        services = self.services
+        services, settings = self.services, self.services.settings
+        context: history.Context | None = None
         async with services.db.write() as tx:
             if not await hold.take(tx):
                 return
@@ -77,20 +79,25 @@ class BotTurn:
                 tx, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
             )
             batch = [BatchItem.of(row) for row in rows]
-            await assign_roles(tx, services.settings, conv.platform, batch)
+            await assign_roles(tx, settings, conv.platform, batch)
             if not batch:
                 await hold.give_back(tx)
-        if not batch:
-            return
-        view = ConversationView(
-            conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
-        )
-        ctx = TurnContext(services, view, batch, turn_key=f"c{conv.id}-i{batch[0].id}")
+                return
+            view = ConversationView(
+                conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
+            )
+            ctx = TurnContext(services, view, batch, turn_key=f"c{conv.id}-i{batch[0].id}")
+            for_model = [
+                item for item in batch if not answered_without_model(settings, conv.chat_type, item)
+            ]
+            if for_model and services.model is not None:  # read here, not in a read of its own
+                budget = self._history_budget(ctx, for_model)
+                context = await history.load_context(tx, coordination.id, budget)
 
         direct = {item.id for item in batch if await self._answered_directly(ctx, item)}
-        for_model = [item for item in batch if item.id not in direct]
+        assert direct.isdisjoint(item.id for item in for_model), "one rule decides both"
         if for_model:
-            await self._think(ctx, coordination.id, for_model)
+            await self._think(ctx, for_model, context)
         if await self._commit(ctx, coordination.id, direct, hold):
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
 
@@ -125,20 +132,16 @@ class BotTurn:
         return True
 
     async def _think(
-        self, ctx: TurnContext, session_id: int, items: list[BatchItem]
+        self, ctx: TurnContext, items: list[BatchItem], context: history.Context | None
     ) -> None:
         model = self.services.model
-        if model is None:  # notices are relayed as they are; messages get the how-to once
+        if model is None or context is None:  # notices relayed as they are; the how-to once
             for item in items:
                 if not item.is_message:
                     await ctx.send(str(item.payload.get("text") or item.kind))
             if any(item.is_message for item in items):
                 await ctx.send(NO_MODEL_REPLY)
             return
-        async with self.services.db.read() as tx:
-            context = await history.load_context(
-                tx, session_id, self._history_budget(ctx, items)
-            )
         prompt = [
             Message.system(system_prompt(self.services.settings, ctx.conversation, context.summary))
         ]
