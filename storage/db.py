@@ -51,6 +51,7 @@ class Database:
     is_sqlite: bool
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
+    _ack_engine: AsyncEngine | None = None
     _group: GroupCommit | None = None
 
     @property
@@ -89,7 +90,9 @@ class Database:
 
     async def grouped(self, operation: Operation[T]) -> T:
         """`operation(tx)`'s result, run in a write transaction shared with the other grouped
-        writes queued meanwhile (storage/group_commit.py says what an operation may do)."""
+        writes queued meanwhile (storage/group_commit.py says what an operation may do). Not
+        from inside a `write()` on SQLite: the group would wait for the lock its caller holds,
+        as a nested `write()` would."""
         if self._group is None:
             self._group = GroupCommit(self.write, 1 if self.is_sqlite else GROUP_WRITERS)
         return await self._group.run(operation)
@@ -112,8 +115,8 @@ class Database:
         if self._group is not None:
             await self._group.close()
         await self.engine.dispose()
-        if self._acks is not None:
-            await self._acks.kw["bind"].dispose()
+        if self._ack_engine is not None:
+            await self._ack_engine.dispose()
 
 
 @asynccontextmanager
@@ -141,7 +144,7 @@ def describe_error(exc: BaseException, url: str | None = None) -> str:
 
 def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> Database:
     sqlite = is_sqlite(url)
-    acks = None
+    acks, ack_engine = None, None
     if sqlite:
         engine = _sqlite_engine(url, **engine_kwargs)
     else:
@@ -156,7 +159,14 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
         )
         acks = async_sessionmaker(ack_engine, expire_on_commit=False)
     sessions = async_sessionmaker(engine, expire_on_commit=False)
-    return Database(url=url, engine=engine, sessions=sessions, is_sqlite=sqlite, _acks=acks)
+    return Database(
+        url=url,
+        engine=engine,
+        sessions=sessions,
+        is_sqlite=sqlite,
+        _acks=acks,
+        _ack_engine=ack_engine,
+    )
 
 
 def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
