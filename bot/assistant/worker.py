@@ -38,7 +38,11 @@ log = logging.getLogger(__name__)
 # (or the restarted one) takes the conversation within seconds, not minutes.
 LEASE_TTL = timedelta(seconds=15)
 MAX_DEBOUNCE = 3.0
-WAITING_SCANNED = 200  # conversations with input looked at per claim, oldest input first
+# Conversations with input looked at per claim, oldest input first: the busy ones (their
+# newest input waits for their turn to end) and the `n` wanted, plus a margin for bursts still
+# open; a backlog behind them is not read again for every slot that frees (it was 1.3 ms a
+# claim with 150 waiting). What is ready further back is found by the next claim.
+WAITING_MARGIN, WAITING_SCANNED = 32, 200
 
 
 def lease_name(conversation_id: int) -> str:
@@ -88,7 +92,8 @@ class BotWorker(PoolWorker[int]):
         now = utcnow()
         debounce = timedelta(seconds=self.services.settings.bot_debounce)
         async with self.services.db.read() as tx:
-            waiting = await inbox.waiting_conversations(tx, limit=WAITING_SCANNED)
+            scanned = min(WAITING_SCANNED, len(self._busy) + n + WAITING_MARGIN)
+            waiting = await inbox.waiting_conversations(tx, limit=scanned)
         ready: list[int] = []
         soonest = None
         for conv in waiting:
