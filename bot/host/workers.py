@@ -51,6 +51,7 @@ from storage.types import utcnow
 log = logging.getLogger(__name__)
 
 LIVENESS_TTL = timedelta(seconds=15)  # renewed every third of it
+LIVENESS_RETRY = 0.5  # seconds between tries while the renewal fails
 BACKOFF_START, MAX_BACKOFF = 0.2, 10.0  # seconds between tries of a worker that keeps failing
 WORKER_ERRORS = Counter("maka_worker_errors_total", "Unhandled errors in worker steps", ["worker"])
 # Every table whose rows are claimed with leases; the Host hands them back on shutdown.
@@ -170,12 +171,18 @@ class Host:
     async def _keep_alive(self) -> None:
         name = claims.host_lease_name(self.instance_id)
         while not self.stopping:
+            pause = LIVENESS_TTL.total_seconds() / 3
             try:
                 async with self.db.write() as tx:
                     await leases.acquire(tx, name, self.instance_id, LIVENESS_TTL, utcnow())
-            except Exception as exc:  # the database is away: try again on the next beat
+            except Exception as exc:  # the database is away: try again soon
                 log.warning("host %s: liveness not renewed: %s", self.instance_id, exc)
-            await self._sleep(LIVENESS_TTL.total_seconds() / 3)
+                # An outage longer than LIVENESS_TTL lapses every replica's liveness at once:
+                # when the database is back, the one that renews first sees the others gone
+                # and may take over work they still have in hand. Renewing within a moment of
+                # its return keeps that window short (it was up to a whole beat).
+                pause = LIVENESS_RETRY
+            await self._sleep(pause)
 
     def _spawn(self, state: WorkerState) -> None:
         if isinstance(state.worker, PoolWorker):

@@ -5,10 +5,14 @@ worker that failed, even in its idle wait, goes on, and a wake-up ends its backo
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
+from typing import cast
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.host import workers as workers_module
 from bot.host.notify import Notifier
@@ -167,3 +171,36 @@ async def test_a_wake_up_ends_the_backoff_of_a_worker_that_failed(
     await wait_until(failed, what="the worker's failure")
     await wait_until(tried_again, what="the wake-up to end the hour-long backoff")
     await host.stop(grace=1)
+
+
+async def test_a_liveness_renewal_that_failed_is_tried_again_within_a_moment(
+    db: Database,
+) -> None:
+    """After an outage every replica's liveness has lapsed; the first to renew sees the others
+    gone. So a failed renewal is retried after LIVENESS_RETRY, not a whole beat later."""
+
+    class AwayOnce:
+        def __init__(self) -> None:
+            self.tries = 0
+
+        @asynccontextmanager
+        async def write(self) -> AsyncIterator[AsyncSession]:
+            self.tries += 1
+            if self.tries == 1:
+                raise ConnectionRefusedError("the database is away")
+            async with db.write() as tx:
+                yield tx
+
+    host = Host(cast(Database, AwayOnce()), Notifier(), instance_id="cut-off")
+    pauses: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            host._stopping.set()
+
+    host._sleep = pause  # type: ignore[method-assign]
+    await host._keep_alive()
+    assert pauses == [workers_module.LIVENESS_RETRY, LIVENESS_TTL.total_seconds() / 3]
+    async with db.read() as s:
+        assert await leases.holder(s, host_lease_name("cut-off"), utcnow()) == "cut-off"
