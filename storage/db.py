@@ -9,7 +9,7 @@ could otherwise fail with SQLITE_BUSY_SNAPSHOT, which no busy timeout fixes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +26,12 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
-from storage.group_commit import GroupCommit, Operation
+from storage.group_commit import GroupCommit
 from storage.sqlite_inline import inline_creator
 from storage.urls import is_sqlite, masked_database_url
 
 T = TypeVar("T")
+Operation = Callable[[AsyncSession], Awaitable[T]]
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 GROUP_WRITERS = 4  # PostgreSQL: grouped-write transactions side by side
 # PostgreSQL connections only `ack_write()` uses: ingest writes one batch at a time.
@@ -52,7 +53,7 @@ class Database:
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
     _ack_engine: AsyncEngine | None = None
-    _group: GroupCommit | None = None
+    _group: GroupCommit[Operation[Any], Any] | None = None
 
     @property
     def dialect(self) -> str:
@@ -94,8 +95,14 @@ class Database:
         from inside a `write()` on SQLite: the group would wait for the lock its caller holds,
         as a nested `write()` would."""
         if self._group is None:
-            self._group = GroupCommit(self.write, 1 if self.is_sqlite else GROUP_WRITERS)
-        return await self._group.run(operation)
+            parallel = 1 if self.is_sqlite else GROUP_WRITERS
+            self._group = GroupCommit(self._run_together, what="grouped writes", parallel=parallel)
+        result: T = await self._group.run(operation)
+        return result
+
+    async def _run_together(self, operations: list[Operation[Any]]) -> list[Any]:
+        async with self.write() as tx:
+            return [await operation(tx) for operation in operations]
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:

@@ -19,8 +19,6 @@ indexed for search by the workers, off this path: `bot/memory/source_index.py`.)
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -34,6 +32,7 @@ from bot.channels.messages import InboundMessage
 from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
 from storage.db import Database
+from storage.group_commit import GroupCommit
 from storage.repos import conversations, inbound, inbox
 from storage.repos import sources as source_records
 from storage.repos.sources import NewRecord
@@ -72,11 +71,10 @@ class _KnownConversation:
     peer_open_id: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Pending:
     msg: InboundMessage
     now: datetime
-    done: asyncio.Future[IngestResult]
 
 
 class Ingest:
@@ -90,16 +88,13 @@ class Ingest:
         self.notifier = notifier
         self.max_event_age = max_event_age
         self._conversations: dict[tuple[str, str], _KnownConversation] = {}
-        self._queue: list[_Pending] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._batches = GroupCommit(
+            self._store, what="ingest", max_group=MAX_BATCH, on_group=BATCH_SIZE.observe
+        )
 
     async def accept(self, msg: InboundMessage, *, now: datetime | None = None) -> IngestResult:
         """Returns once the message is committed (or raises if it could not be)."""
-        pending = _Pending(msg, now or utcnow(), asyncio.get_running_loop().create_future())
-        self._queue.append(pending)
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write_queued(), name="ingest-writer")
-        result = await asyncio.shield(pending.done)
+        result = await self._batches.run(_Pending(msg, now or utcnow()))
         INGESTED.labels(result.outcome.value).inc()
         if result.outcome is Outcome.STALE:
             log.info(
@@ -110,30 +105,7 @@ class Ingest:
         return result
 
     async def close(self) -> None:
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                await self._writer
-
-    async def _write_queued(self) -> None:
-        while self._queue:
-            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-            BATCH_SIZE.observe(len(batch))
-            try:
-                results = await self._store(batch)
-            except Exception as exc:
-                if len(batch) == 1:
-                    _settle(batch[0].done, exc)
-                    continue
-                log.warning("ingest batch of %d failed (%s); writing one by one", len(batch), exc)
-                for one in batch:
-                    try:
-                        [result] = await self._store([one])
-                        _settle(one.done, result)
-                    except Exception as single_exc:
-                        _settle(one.done, single_exc)
-                continue
-            for pending, result in zip(batch, results, strict=True):
-                _settle(pending.done, result)
+        await self._batches.close()
 
     async def _store(self, batch: list[_Pending]) -> list[IngestResult]:
         async with self.db.ack_write() as tx:
@@ -259,12 +231,3 @@ def _source_record(msg: InboundMessage, peer_open_id: str | None) -> NewRecord:
         mentions=[feishu_source.MentionRef(m.key, m.name, m.open_id) for m in msg.mentions],
         origin="event",
     )
-
-
-def _settle(future: asyncio.Future[IngestResult], outcome: IngestResult | BaseException) -> None:
-    if future.done():  # the caller went away (cancelled); the write stands regardless
-        return
-    if isinstance(outcome, BaseException):
-        future.set_exception(outcome)
-    else:
-        future.set_result(outcome)

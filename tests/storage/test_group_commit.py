@@ -4,8 +4,7 @@ caller gets its own result once committed, and one failing write fails only its 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 import pytest
 from sqlalchemy import text
@@ -16,18 +15,19 @@ from storage.group_commit import GroupCommit
 from storage.repos import admins
 from storage.types import utcnow
 
+Op = Callable[[AsyncSession], Awaitable[bool]]
 
-def counted(db: Database) -> tuple[GroupCommit, list[int]]:
-    """A GroupCommit over `db.write()` that counts its transactions."""
+
+def counted(db: Database) -> tuple[GroupCommit[Op, bool], list[int]]:
+    """A GroupCommit of operations, each group in one `db.write()`, its transactions counted."""
     transactions: list[int] = []
 
-    @asynccontextmanager
-    async def write() -> AsyncIterator[AsyncSession]:
+    async def commit(operations: list[Op]) -> list[bool]:
         transactions.append(1)
         async with db.write() as tx:
-            yield tx
+            return [await operation(tx) for operation in operations]
 
-    return GroupCommit(write), transactions
+    return GroupCommit(commit, what="test writes"), transactions
 
 
 def add(open_id: str) -> Callable[[AsyncSession], Awaitable[bool]]:
