@@ -87,25 +87,25 @@ class BotTurn:
                 conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
             )
             ctx = TurnContext(services, view, batch, turn_key=f"c{conv.id}-i{batch[0].id}")
-            for_model = [
-                item for item in batch if not answered_without_model(settings, conv.chat_type, item)
-            ]
+            direct: list[BatchItem] = []
+            for_model: list[BatchItem] = []
+            for item in batch:  # one rule decides which, at the start and mid-turn alike
+                without = answered_without_model(settings, conv.chat_type, item)
+                (direct if without else for_model).append(item)
             if for_model and services.model is not None:  # read here, not in a read of its own
                 budget = self._history_budget(ctx, for_model)
                 context = await history.load_context(tx, coordination.id, budget)
 
-        direct = {item.id for item in batch if await self._answered_directly(ctx, item)}
-        assert direct.isdisjoint(item.id for item in for_model), "one rule decides both"
+        for item in direct:
+            await self._answer_directly(ctx, item)
         if for_model:
             await self._think(ctx, for_model, context)
-        if await self._commit(ctx, coordination.id, direct, hold):
+        if await self._commit(ctx, coordination.id, {item.id for item in direct}, hold):
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
 
-    async def _answered_directly(self, ctx: TurnContext, item: BatchItem) -> bool:
-        """Slash commands and refusals, answered without a model."""
+    async def _answer_directly(self, ctx: TurnContext, item: BatchItem) -> None:
+        """A slash command or a refusal (`answered_without_model`), answered without a model."""
         conv, role, text = ctx.conversation, item.role, item.text
-        if not answered_without_model(self.services.settings, conv.chat_type, item):
-            return False
         assert role is not None
         sender = str(item.payload.get("sender_id"))
         if self.commands.is_command(text):
@@ -129,7 +129,6 @@ class BotTurn:
             log_refusal(sender, text, f"{conv.platform}:{conv.chat_id}")
             reply = NOT_PERMITTED_DM
         await enqueue_reply(self.services, conv, f"cmd-{item.id}", reply, item)
-        return True
 
     async def _think(
         self, ctx: TurnContext, items: list[BatchItem], context: history.Context | None

@@ -7,10 +7,9 @@ in hand finish within the grace period, cancel the rest, give every claim back).
 
 A `PoolWorker` splits the two halves: one loop claims (`claim(n)`, as many units as there are
 free slots, in one go), and up to `concurrency` units run side by side, each in a task of its
-own (`work(unit)`). It is for work that mostly
-waits (a model call takes seconds and no CPU here): dozens of units in flight cost one
-claiming loop, one wake-up wakes one loop, and a unit that is not ready yet is simply not
-claimed, so waiting for it holds no slot.
+own (`work(unit)`). It is for work that mostly waits (a model call takes seconds and no CPU
+here): dozens of units in flight cost one claiming loop, one wake-up wakes one loop, and a
+unit that is not ready yet is simply not claimed, so waiting for it holds no slot.
 
 While it runs, the Host renews its liveness lease (`storage.claims`): if the process is
 killed, what it had claimed is free for the other replicas (or its restart) within

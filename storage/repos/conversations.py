@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, select, tuple_
@@ -45,19 +46,7 @@ async def get_or_create_many(
     if not wanted:
         return {}
     firsts = list({(w.platform, w.chat_id): w for w in reversed(wanted)}.values())
-    await tx.execute(
-        _INSERT(tx),
-        [
-            {
-                "platform": w.platform,
-                "chat_id": w.chat_id,
-                "chat_type": w.chat_type,
-                "peer_open_id": w.peer_open_id,
-                "name": w.name,
-            }
-            for w in firsts
-        ],
-    )
+    await tx.execute(_INSERT(tx), [asdict(w) for w in firsts])
     keys = [(w.platform, w.chat_id) for w in firsts]
     rows = await tx.scalars(
         select(Conversation).where(tuple_(Conversation.platform, Conversation.chat_id).in_(keys))
@@ -69,7 +58,7 @@ async def get_or_create_many(
 
 def _insert(insert: Any) -> Any:
     table = cast(Table, Conversation.__table__)
-    fields = ("platform", "chat_id", "chat_type", "peer_open_id", "name")
+    fields = [f.name for f in dataclass_fields(NewConversation)]  # what each row binds
     return (
         insert(table)
         .values(**{f: bindparam(f, type_=table.c[f].type) for f in fields}, listen_all=False)
