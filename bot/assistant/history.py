@@ -87,9 +87,7 @@ def _pair(events: list[SessionEvent]) -> list[PastTurn]:
         if event.kind == "user":
             pending = event
         elif event.kind == "assistant" and pending is not None:
-            turns.append(
-                PastTurn(event.seq, pending.created_at, pending.text, event.text)
-            )
+            turns.append(PastTurn(event.seq, pending.created_at, pending.text, event.text))
             pending = None
     return turns
 

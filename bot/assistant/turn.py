@@ -6,14 +6,13 @@ a crash before that leaves the batch undelivered, so it is handled again after r
 The turn's exclusive hold on its conversation (`TurnHold`, the worker's lease) is taken in
 the turn's first transaction and given back in its last: one write each, not three more. The
 first also reads the history the model is shown, rather than a read transaction of its own.
+Each reply and the last transaction check the hold: a turn that lost it (another took the
+conversation over) stops there, and the batch is the other turn's.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Protocol
-
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
@@ -25,6 +24,8 @@ from bot.assistant.turn_context import (
     BatchItem,
     ConversationView,
     TurnContext,
+    TurnHold,
+    TurnTakenOver,
     answered_without_model,
     assign_roles,
     enqueue_reply,
@@ -45,15 +46,6 @@ NO_MODEL_REPLY = (
     "MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY and MAKA_MODEL_NAME and restart."
 )
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
-
-
-class TurnHold(Protocol):
-    """The turn's exclusive hold on its conversation (the worker's lease)."""
-
-    async def take(self, tx: AsyncSession) -> bool:
-        """Take the conversation for this turn; False if another turn has it."""
-
-    async def give_back(self, tx: AsyncSession) -> None: ...
 
 
 class BotTurn:
@@ -86,7 +78,8 @@ class BotTurn:
             view = ConversationView(
                 conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
             )
-            ctx = TurnContext(services, view, batch, turn_key=f"c{conv.id}-i{batch[0].id}")
+            turn_key = f"c{conv.id}-i{batch[0].id}"
+            ctx = TurnContext(services, view, batch, turn_key, hold)
             direct: list[BatchItem] = []
             for_model: list[BatchItem] = []
             for item in batch:  # one rule decides which, at the start and mid-turn alike
@@ -96,11 +89,16 @@ class BotTurn:
                 budget = self._history_budget(ctx, for_model)
                 context = await history.load_context(tx, coordination.id, budget)
 
-        for item in direct:
-            await self._answer_directly(ctx, item)
-        if for_model:
-            await self._think(ctx, for_model, context)
-        if await self._commit(ctx, coordination.id, {item.id for item in direct}, hold):
+        try:
+            for item in direct:
+                await self._answer_directly(ctx, item)
+            if for_model:
+                await self._think(ctx, for_model, context)
+            logged = await self._commit(ctx, coordination.id, {item.id for item in direct})
+        except TurnTakenOver as exc:
+            log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
+            return
+        if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
 
     async def _answer_directly(self, ctx: TurnContext, item: BatchItem) -> None:
@@ -128,7 +126,7 @@ class BotTurn:
         else:
             log_refusal(sender, text, f"{conv.platform}:{conv.chat_id}")
             reply = NOT_PERMITTED_DM
-        await enqueue_reply(self.services, conv, f"cmd-{item.id}", reply, item)
+        await enqueue_reply(self.services, conv, f"cmd-{item.id}", reply, item, ctx.hold)
 
     async def _think(
         self, ctx: TurnContext, items: list[BatchItem], context: history.Context | None
@@ -161,13 +159,13 @@ class BotTurn:
         fixed += estimate_tokens(ctx.render_batch(items))
         return max(0, self.services.settings.context_tokens - fixed - history.SUMMARY_MAX_TOKENS)
 
-    async def _commit(
-        self, ctx: TurnContext, session_id: int, direct: set[int], hold: TurnHold
-    ) -> bool:
-        """Mark the batch delivered and log the turn, in one transaction; what the user was
-        told about a task's update also goes into that task's own log. Items the model was
-        never shown stay undelivered for the next turn. True when something was logged (the
-        search follower is told in the same transaction; this process's, by the caller)."""
+    async def _commit(self, ctx: TurnContext, session_id: int, direct: set[int]) -> bool:
+        """Give the hold back, mark the batch delivered and log the turn, in one transaction;
+        what the user was told about a task's update also goes into that task's own log.
+        Items the model was never shown stay undelivered for the next turn. True when
+        something was logged (the search follower is told in the same transaction; this
+        process's, by the caller); TurnTakenOver, with nothing written, once the hold was
+        lost."""
         now = utcnow()
         unshown = {item.id for item in ctx.unshown()}
         handled = [item for item in ctx.batch if item.id not in unshown]
@@ -186,8 +184,9 @@ class BotTurn:
             )
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
         async with self.services.db.write() as tx:
+            if not await ctx.hold.give_back(tx):
+                raise TurnTakenOver(f"conversation {ctx.conversation.id} was taken over")
             await inbox.mark_delivered(tx, [item.id for item in handled], ctx.turn_key, now)
-            await hold.give_back(tx)
             if not events:
                 return False
             await sessions.append_events(tx, session_id, events, now)

@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -33,6 +33,29 @@ NOTICE_HINTS = {
     "evidence. You may offer to track it as a task; start one only if they agree.",
 }
 _STRUCTURED = re.compile(r"^(#{1,6} |\|.*\||```)", re.MULTILINE)
+
+
+class TurnHold(Protocol):
+    """The turn's exclusive hold on its conversation (the worker's lease). Every write of the
+    turn that the user could see (a reply, the batch marked delivered) checks it in its own
+    transaction: a turn whose hold lapsed (its replica cut off from the database longer than
+    its liveness) may still be running when another turn takes the conversation over, and it
+    must then write nothing more, or both would answer the same input."""
+
+    async def take(self, tx: AsyncSession) -> bool:
+        """Take the conversation for this turn; False if another turn has it."""
+
+    async def holds(self, tx: AsyncSession) -> bool:
+        """Still this turn's (and extended; on PostgreSQL its row stays locked to the end of
+        `tx`, so no takeover commits in between); False once another turn has taken it."""
+
+    async def give_back(self, tx: AsyncSession) -> bool:
+        """Give it back; False if it was no longer this turn's."""
+
+
+class TurnTakenOver(Exception):
+    """Another turn has taken the conversation over: this one stops, having written nothing
+    more (the batch is the other turn's to answer)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +113,7 @@ class TurnContext:
     conversation: ConversationView
     batch: list[BatchItem]
     turn_key: str
+    hold: TurnHold
     sent: list[str] = field(default_factory=list)
     ended: bool = False
     pending_summary: tuple[str, int] | None = None  # (text, covered_seq) to store at commit
@@ -145,7 +169,7 @@ class TurnContext:
         key = reply_key(self.turn_key, len(self.sent))
         cause = self.cause()  # said on its own: the user can ask why
         shown = text if cause is None else f"{text}\n(why: /why {cause})"
-        await enqueue_reply(self.services, self.conversation, key, shown, target)
+        await enqueue_reply(self.services, self.conversation, key, shown, target, self.hold)
         self.sent.append(text)
         return f"sent ({len(text)} characters)"
 
@@ -203,11 +227,15 @@ async def enqueue_reply(
     key: str,
     text: str,
     reply_to: BatchItem | None,
+    hold: TurnHold,
 ) -> bool:
-    """Write one reply to the outbox; False if this key was written before."""
+    """Write one reply to the outbox, if the turn still `hold`s its conversation (else raise
+    TurnTakenOver); False if this key was written before."""
     content_type, content = _content(text)
 
-    async def write(tx: AsyncSession) -> int | None:
+    async def write(tx: AsyncSession) -> tuple[bool, int | None]:
+        if not await hold.holds(tx):
+            return False, None
         row_id = await outbox.enqueue(
             tx,
             idempotency_key=key,
@@ -222,9 +250,13 @@ async def enqueue_reply(
         )
         if row_id is not None:  # other replicas hear of it at commit, on this connection
             await services.notifier.publish(tx, outbox.OUTBOX_TOPIC)
-        return row_id
+        return True, row_id
 
-    row_id = await services.db.grouped(write)  # with the other turns' replies of the moment
+    # With the other turns' replies of the moment; a lost hold is an answer, not an error (an
+    # error would roll the whole group back and commit each of its writes again alone).
+    held, row_id = await services.db.grouped(write)
+    if not held:
+        raise TurnTakenOver(f"conversation {conversation.id} was taken over by another turn")
     if row_id is not None:
         services.notifier.wake_local(outbox.OUTBOX_TOPIC)
     return row_id is not None

@@ -10,20 +10,24 @@ the next one will be. A conversation's turn runs under the named lease
 same batch; input that arrives while a turn runs waits for that turn and forms the next batch.
 Claiming only marks the conversation busy in this process: the lease is taken in the turn's
 first transaction and given back in its last (`ConversationLease`, the turn's `TurnHold`).
+A conversation whose lease another turn holds (another replica's, or one that took it over)
+is not claimed again for `HELD_ELSEWHERE` seconds: the holder answers what waits there once
+its turn ends, and until then a claim would find it ready and the lease taken, again and
+again.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.tools import ToolRegistry
 from bot.assistant.commands import CommandRegistry
-from bot.assistant.turn import BotTurn, TurnHold
-from bot.assistant.turn_context import TurnContext
+from bot.assistant.turn import BotTurn
+from bot.assistant.turn_context import TurnContext, TurnHold
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.renewal import renewed
 from bot.host.workers import PoolWorker
@@ -43,26 +47,35 @@ MAX_DEBOUNCE = 3.0
 # open; a backlog behind them is not read again for every slot that frees (it was 1.3 ms a
 # claim with 150 waiting). What is ready further back is found by the next claim.
 WAITING_MARGIN, WAITING_SCANNED = 32, 200
+HELD_ELSEWHERE = timedelta(seconds=2)
 
 
 def lease_name(conversation_id: int) -> str:
     return f"bot:conversation:{conversation_id}"
 
 
-@dataclass(frozen=True)
+@dataclass
 class ConversationLease(TurnHold):
     conversation_id: int
     owner: str
+    held_elsewhere: bool = field(default=False, init=False)  # found another turn's
 
     @property
     def name(self) -> str:
         return lease_name(self.conversation_id)
 
-    async def take(self, tx: AsyncSession) -> bool:
-        return await leases.acquire(tx, self.name, self.owner, LEASE_TTL, utcnow())
+    def _ours(self, held: bool) -> bool:
+        self.held_elsewhere |= not held
+        return held
 
-    async def give_back(self, tx: AsyncSession) -> None:
-        await leases.release(tx, self.name, self.owner)
+    async def take(self, tx: AsyncSession) -> bool:
+        return self._ours(await leases.acquire(tx, self.name, self.owner, LEASE_TTL, utcnow()))
+
+    async def holds(self, tx: AsyncSession) -> bool:
+        return self._ours(await leases.renew(tx, self.name, self.owner, LEASE_TTL, utcnow()))
+
+    async def give_back(self, tx: AsyncSession) -> bool:
+        return self._ours(await leases.release(tx, self.name, self.owner))
 
     async def renew(self, db: Database) -> bool:
         async with db.write() as tx:
@@ -80,6 +93,7 @@ class BotWorker(PoolWorker[int]):
         self.concurrency = services.settings.bot_concurrency
         self.turn = BotTurn(services, commands, tools)
         self._busy: set[int] = set()  # conversations this process is answering right now
+        self._held_elsewhere: dict[int, datetime] = {}  # not claimed again until then
         self._next_ready_in: float | None = None  # seconds until a waiting burst is ready
 
     @property
@@ -96,10 +110,12 @@ class BotWorker(PoolWorker[int]):
             waiting = await inbox.waiting_conversations(tx, limit=scanned)
         ready: list[int] = []
         soonest = None
+        self._held_elsewhere = {c: t for c, t in self._held_elsewhere.items() if t > now}
         for conv in waiting:
             if conv.id in self._busy:
                 continue
             at = min(conv.newest + debounce, conv.oldest + timedelta(seconds=MAX_DEBOUNCE))
+            at = max(at, self._held_elsewhere.get(conv.id, at))
             if at <= now:
                 ready.append(conv.id)
             elif soonest is None or at < soonest:
@@ -125,6 +141,8 @@ class BotWorker(PoolWorker[int]):
             ended = True  # the turn gave the lease back in its last transaction
         finally:  # every mark is undone, whatever the turn did: a mark left behind would
             self._busy.discard(conversation_id)  # make this process skip it for good
-            if not ended:
+            if lease.held_elsewhere:
+                self._held_elsewhere[conversation_id] = utcnow() + HELD_ELSEWHERE
+            if not ended:  # the turn failed: whatever it holds goes back (if anything)
                 async with self.services.db.write() as tx:
-                    await lease.give_back(tx)
+                    await leases.release(tx, lease.name, self.owner)

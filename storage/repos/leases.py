@@ -4,9 +4,9 @@ lease whose holder is a Host that is gone is free, as with claimed rows (`storag
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import String, bindparam, delete, or_, select, update
+from sqlalchemy import String, Table, bindparam, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, owner_is_gone
@@ -35,15 +35,22 @@ def _acquire(insert: Any) -> Any:
 
 # Taken and given back twice per Bot turn: built once, bound per call.
 _ACQUIRE = per_dialect(_acquire)
-_RELEASE = delete(Lease).where(
-    Lease.name == bindparam("name", type_=String()),
-    Lease.owner == bindparam("owner", type_=String()),
+_LEASES = cast(Table, Lease.__table__)  # Core, not the ORM entity: no ORM bulk-DML path
+_RELEASE = delete(_LEASES).where(
+    _LEASES.c.name == bindparam("name", type_=String()),
+    _LEASES.c.owner == bindparam("owner", type_=String()),
+)
+_RENEW = (  # an UPDATE may not bind a column's own name ("name", "owner")
+    update(_LEASES)
+    .where(
+        _LEASES.c.name == bindparam("lease", type_=String()),
+        _LEASES.c.owner == bindparam("holder", type_=String()),
+    )
+    .values(expires_at=bindparam("expires", type_=UTCDateTime()))
 )
 
 
-async def acquire(
-    tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime
-) -> bool:
+async def acquire(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
     """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
     stmt = _ACQUIRE(tx)
     bound = {"name": name, "owner": owner, "expires": now + ttl, "now": now}
@@ -52,15 +59,17 @@ async def acquire(
 
 async def renew(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
     """Extend a lease `owner` still holds; False once it holds it no more (given back, or
-    taken over): a renewal never takes a lease anew."""
-    result = await tx.execute(
-        update(Lease).where(Lease.name == name, Lease.owner == owner).values(expires_at=now + ttl)
-    )
+    taken over): a renewal never takes a lease anew. On PostgreSQL the row stays locked to
+    the end of `tx`: a takeover waits for it, so a write checked by a renewal in the same
+    transaction commits before any other owner's."""
+    bound = {"lease": name, "holder": owner, "expires": now + ttl}
+    return bool(getattr(await tx.execute(_RENEW, bound), "rowcount", 0))
+
+
+async def release(tx: AsyncSession, name: str, owner: str) -> bool:
+    """Give `name` back; False if `owner` did not hold it (never, or no longer)."""
+    result = await tx.execute(_RELEASE, {"name": name, "owner": owner})
     return bool(getattr(result, "rowcount", 0))
-
-
-async def release(tx: AsyncSession, name: str, owner: str) -> None:
-    await tx.execute(_RELEASE, {"name": name, "owner": owner})
 
 
 async def release_all(tx: AsyncSession, owner: str) -> int:
