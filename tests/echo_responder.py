@@ -12,7 +12,6 @@ from aiohttp import web
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.workers import Worker
 from bot.services import Services
-from storage.models import InboxItem
 from storage.repos import conversations, inbox, outbox
 from storage.repos.outbox import OUTBOX_TOPIC
 from storage.types import utcnow
@@ -34,7 +33,7 @@ class EchoResponder(Worker):
                 return False
             conversation = await conversations.get(tx, ids[0])
             assert conversation is not None
-            items: list[InboxItem] = await inbox.pending_for_conversation(tx, ids[0])
+            items = await inbox.pending_for_conversation(tx, ids[0])
             for item in items:
                 message = item.payload
                 await outbox.enqueue(

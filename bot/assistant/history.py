@@ -15,7 +15,6 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.llm.tokens import estimate_tokens
-from storage.models import SessionEvent
 from storage.repos import sessions
 
 SUMMARY_MAX_TOKENS = 1200
@@ -80,9 +79,9 @@ def fold(summary: str, turns: list[PastTurn]) -> str:
     return "\n".join(([OMITTED] if dropped else []) + lines)
 
 
-def _pair(events: list[SessionEvent]) -> list[PastTurn]:
+def _pair(events: list[sessions.Event]) -> list[PastTurn]:
     turns: list[PastTurn] = []
-    pending: SessionEvent | None = None
+    pending: sessions.Event | None = None
     for event in events:
         if event.kind == "user":
             pending = event

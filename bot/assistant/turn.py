@@ -64,10 +64,10 @@ class BotTurn:
         async with services.db.write() as tx:
             if not await hold.take(tx):
                 return
-            conv = await conversations.get(tx, conversation_id)
+            conv = await conversations.for_turn(tx, conversation_id)
             assert conv is not None
             rows = await inbox.pending_for_conversation(tx, conversation_id)
-            coordination = await sessions.coordination_for(
+            coordination = conv.coordination_session_id or await sessions.new_coordination(
                 tx, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
             )
             batch = [BatchItem.of(row) for row in rows]
@@ -87,14 +87,14 @@ class BotTurn:
                 (direct if without else for_model).append(item)
             if for_model and services.model is not None:  # read here, not in a read of its own
                 budget = self._history_budget(ctx, for_model)
-                context = await history.load_context(tx, coordination.id, budget)
+                context = await history.load_context(tx, coordination, budget)
 
         try:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
                 await self._think(ctx, for_model, context)
-            logged = await self._commit(ctx, coordination.id, {item.id for item in direct})
+            logged = await self._commit(ctx, coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return

@@ -21,7 +21,6 @@ from bot.assistant.access import Role, may_use_assistant, role_of
 from bot.assistant.commands import CommandRegistry
 from bot.config import Settings
 from bot.services import Services
-from storage.models import InboxItem
 from storage.repos import inbox, outbox
 from storage.types import utcnow
 
@@ -78,7 +77,7 @@ class BatchItem:
     role: Role | None = None
 
     @classmethod
-    def of(cls, row: InboxItem) -> BatchItem:
+    def of(cls, row: inbox.Pending) -> BatchItem:
         return cls(row.id, row.kind, dict(row.payload), row.created_at)
 
     @property

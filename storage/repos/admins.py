@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import String, Table, bindparam, delete, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Admin
@@ -31,5 +32,10 @@ async def all_ids(tx: AsyncSession) -> list[str]:
     return list((await tx.scalars(select(Admin.open_id).order_by(Admin.added_at))).all())
 
 
+_ADMINS = cast(Table, Admin.__table__)
+# Asked for every message a Bot turn reads: built once, bound per call.
+_EXISTS = select(literal(1)).where(_ADMINS.c.open_id == bindparam("open_id", type_=String()))
+
+
 async def exists(tx: AsyncSession, open_id: str) -> bool:
-    return await tx.get(Admin, open_id) is not None
+    return await tx.scalar(_EXISTS, {"open_id": open_id}) is not None

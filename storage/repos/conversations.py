@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Table, bindparam, select, tuple_
+from sqlalchemy import Integer, Table, bindparam, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation
@@ -71,6 +71,30 @@ _INSERT = per_dialect(_insert)
 
 async def get(tx: AsyncSession, conversation_id: int) -> Conversation | None:
     return await tx.get(Conversation, conversation_id)
+
+
+class ForTurn(NamedTuple):
+    """What a Bot turn reads of its conversation."""
+
+    id: int
+    platform: str
+    chat_id: str
+    chat_type: str
+    name: str | None
+    peer_open_id: str | None
+    coordination_session_id: int | None
+
+
+_CONVERSATIONS = cast(Table, Conversation.__table__)
+_FOR_TURN = select(*(_CONVERSATIONS.c[f] for f in ForTurn._fields)).where(
+    _CONVERSATIONS.c.id == bindparam("conversation_id", type_=Integer())
+)
+
+
+async def for_turn(tx: AsyncSession, conversation_id: int) -> ForTurn | None:
+    """One row, by a statement built once (every turn reads it)."""
+    row = (await tx.execute(_FOR_TURN, {"conversation_id": conversation_id})).first()
+    return ForTurn(*row) if row is not None else None
 
 
 async def find_dm(tx: AsyncSession, platform: str, open_id: str) -> Conversation | None:

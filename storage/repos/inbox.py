@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Integer, String, Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from storage.claims import NOW
 from storage.models import InboxItem
 from storage.repos._upsert import insert_for
+
+_ITEMS = cast(Table, InboxItem.__table__)
 
 
 async def append(
@@ -64,24 +66,33 @@ async def append_many(tx: AsyncSession, items: Sequence[NewItem]) -> dict[str, i
     return {str(k): int(v) for k, v in result.all()}
 
 
-# The Bot's hot path reads: built once, bound per call (building a statement and its cache
-# key costs more than running it).
+class Pending(NamedTuple):
+    """An undelivered item, as a turn reads it."""
+
+    id: int
+    kind: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+# The Bot's hot path reads: built once, on the table (not the ORM entity), bound per call
+# (building a statement and its cache key, and loading ORM objects, cost more than running it).
 _PENDING_FOR = (
-    select(InboxItem)
+    select(_ITEMS.c.id, _ITEMS.c.kind, _ITEMS.c.payload, _ITEMS.c.created_at)
     .where(
-        InboxItem.conversation_id == bindparam("conversation_id"),
-        InboxItem.delivered_at.is_(None),
+        _ITEMS.c.conversation_id == bindparam("conversation_id", type_=Integer()),
+        _ITEMS.c.delivered_at.is_(None),
     )
-    .order_by(InboxItem.id)
+    .order_by(_ITEMS.c.id)
     .limit(bindparam("limit", type_=Integer()))
 )
 
 
 async def pending_for_conversation(
     tx: AsyncSession, conversation_id: int, limit: int = 100
-) -> list[InboxItem]:
+) -> list[Pending]:
     bound = {"conversation_id": conversation_id, "limit": limit}
-    return list((await tx.scalars(_PENDING_FOR, bound)).all())
+    return [Pending(*row) for row in await tx.execute(_PENDING_FOR, bound)]
 
 
 @dataclass(frozen=True)
@@ -123,7 +134,6 @@ async def mark_delivered(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-_ITEMS = cast(Table, InboxItem.__table__)
 _MARK_DELIVERED = (
     update(_ITEMS)
     .where(_ITEMS.c.id.in_(bindparam("ids", expanding=True)), _ITEMS.c.delivered_at.is_(None))

@@ -14,28 +14,32 @@ from storage.models import Lease
 from storage.repos._upsert import per_dialect
 from storage.types import UTCDateTime
 
+_LEASES = cast(Table, Lease.__table__)  # Core, not the ORM entity: no ORM bulk-DML path
+
 
 def _acquire(insert: Any) -> Any:
     owner = bindparam("owner", type_=String())
     expires = bindparam("expires", type_=UTCDateTime())
+    table = _LEASES
     return (
-        insert(Lease)
+        insert(table)
         .values(name=bindparam("name", type_=String()), owner=owner, expires_at=expires)
         .values(acquired_at=NOW)
         .on_conflict_do_update(
-            index_elements=[Lease.name],
+            index_elements=[table.c.name],
             set_={"owner": owner, "expires_at": expires},
             where=or_(
-                Lease.expires_at < NOW, Lease.owner == owner, owner_is_gone(Lease.owner, NOW)
+                table.c.expires_at < NOW,
+                table.c.owner == owner,
+                owner_is_gone(table.c.owner, NOW),
             ),
         )
-        .returning(Lease.owner)
+        .returning(table.c.owner)
     )
 
 
 # Taken and given back twice per Bot turn: built once, bound per call.
 _ACQUIRE = per_dialect(_acquire)
-_LEASES = cast(Table, Lease.__table__)  # Core, not the ORM entity: no ORM bulk-DML path
 _RELEASE = delete(_LEASES).where(
     _LEASES.c.name == bindparam("name", type_=String()),
     _LEASES.c.owner == bindparam("owner", type_=String()),

@@ -4,41 +4,118 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Select, func, insert, or_, select, update
+from sqlalchemy import (
+    Integer,
+    Select,
+    String,
+    Table,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation, Session, SessionEvent, SessionSummary
+from storage.types import UTCDateTime
 
 COORDINATION = "coordination"
 
-
-async def coordination_for(
-    tx: AsyncSession, conversation_id: int, *, name: str, now: datetime
-) -> Session:
-    """The conversation's own Session (where the Bot's turns are logged), made on first use."""
-    existing = await tx.scalar(
-        select(Session)
-        .where(Session.conversation_id == conversation_id, Session.role == COORDINATION)
-        .order_by(Session.id)
-        .limit(1)
-    )
-    if existing is not None:
-        return existing
-    created = Session(
-        name=name,
+# Every Bot turn runs these: built once, on the tables (not the ORM entities, whose loading
+# and bulk-DML paths cost more than the statements), bound per call.
+_SESSIONS = cast(Table, Session.__table__)
+_EVENTS = cast(Table, SessionEvent.__table__)
+_NEW_COORDINATION = (
+    insert(_SESSIONS)
+    .values(
+        name=bindparam("session_name", type_=String()),
         role=COORDINATION,
         state="active",
-        conversation_id=conversation_id,
+        conversation_id=bindparam("conversation_id", type_=Integer()),
         labels=[],
         is_archived=False,
-        created_at=now,
-        status_updated_at=now,
+        created_at=bindparam("now", type_=UTCDateTime()),
+        status_updated_at=bindparam("now", type_=UTCDateTime()),
     )
-    tx.add(created)
-    await tx.flush()
-    return created
+    .returning(_SESSIONS.c.id)
+)
+_CONVERSATIONS = cast(Table, Conversation.__table__)
+_POINT_TO_COORDINATION = (
+    update(_CONVERSATIONS)
+    .where(_CONVERSATIONS.c.id == bindparam("conversation_id", type_=Integer()))
+    .values(coordination_session_id=bindparam("session_id", type_=Integer()))
+)
+_LAST_SEQ = select(func.coalesce(func.max(_EVENTS.c.seq), 0)).where(
+    _EVENTS.c.session_id == bindparam("session_id", type_=Integer())
+)
+_APPEND = insert(_EVENTS)
+_TOUCH = (
+    update(_SESSIONS)
+    .where(_SESSIONS.c.id == bindparam("session_id", type_=Integer()))
+    .values(last_message_at=bindparam("now", type_=UTCDateTime()))
+)
+_EVENT_COLUMNS = (
+    _EVENTS.c.id,
+    _EVENTS.c.session_id,
+    _EVENTS.c.seq,
+    _EVENTS.c.kind,
+    _EVENTS.c.text,
+    _EVENTS.c.payload,
+    _EVENTS.c.created_at,
+)
+_LATEST = (
+    select(*_EVENT_COLUMNS)
+    .where(
+        _EVENTS.c.session_id == bindparam("session_id", type_=Integer()),
+        _EVENTS.c.kind == bindparam("kind", type_=String()),
+    )
+    .order_by(_EVENTS.c.seq.desc())
+    .limit(1)
+)
+_AFTER = (
+    select(*_EVENT_COLUMNS)
+    .where(
+        _EVENTS.c.session_id == bindparam("session_id", type_=Integer()),
+        _EVENTS.c.seq > bindparam("after_seq", type_=Integer()),
+        _EVENTS.c.kind.in_(bindparam("kinds", expanding=True)),
+    )
+    .order_by(_EVENTS.c.seq)
+)
+
+
+class Event(NamedTuple):
+    """A logged event as read on the hot path (the columns of `SessionEvent`)."""
+
+    id: int
+    session_id: int
+    seq: int
+    kind: str
+    text: str
+    payload: dict[str, Any] | None
+    created_at: datetime
+
+
+async def new_coordination(
+    tx: AsyncSession, conversation_id: int, *, name: str, now: datetime
+) -> int:
+    """Make the conversation's own Session (where the Bot's turns are logged) and point the
+    conversation at it (`coordination_session_id`, read with the conversation by each turn:
+    the Session is found without a query of its own). Only by the turn holding the
+    conversation's lease, so never twice."""
+    made = int(
+        await tx.scalar(
+            _NEW_COORDINATION,
+            {"conversation_id": conversation_id, "session_name": name, "now": now},
+        )
+    )
+    await tx.execute(
+        _POINT_TO_COORDINATION, {"conversation_id": conversation_id, "session_id": made}
+    )
+    return made
 
 
 async def append_events(
@@ -48,15 +125,11 @@ async def append_events(
     now: datetime,
 ) -> None:
     """Append (kind, text, payload) events with the next sequence numbers, in one statement."""
-    last = await tx.scalar(
-        select(func.coalesce(func.max(SessionEvent.seq), 0)).where(
-            SessionEvent.session_id == session_id
-        )
-    )
+    last = int(await tx.scalar(_LAST_SEQ, {"session_id": session_id}) or 0)
     rows = [
         {
             "session_id": session_id,
-            "seq": int(last or 0) + i + 1,
+            "seq": last + i + 1,
             "kind": kind,
             "text": text,
             "payload": payload,
@@ -65,36 +138,23 @@ async def append_events(
         for i, (kind, text, payload) in enumerate(events)
     ]
     if rows:
-        await tx.execute(insert(SessionEvent), rows)
+        await tx.execute(_APPEND, rows)
 
 
 async def events_after(
     tx: AsyncSession, session_id: int, after_seq: int, kinds: tuple[str, ...]
-) -> list[SessionEvent]:
-    stmt = (
-        select(SessionEvent)
-        .where(
-            SessionEvent.session_id == session_id,
-            SessionEvent.seq > after_seq,
-            SessionEvent.kind.in_(kinds),
-        )
-        .order_by(SessionEvent.seq)
-    )
-    return list((await tx.scalars(stmt)).all())
+) -> list[Event]:
+    bound = {"session_id": session_id, "after_seq": after_seq, "kinds": list(kinds)}
+    return [Event(*row) for row in await tx.execute(_AFTER, bound)]
 
 
-async def latest_event(tx: AsyncSession, session_id: int, kind: str) -> SessionEvent | None:
-    return await tx.scalar(
-        select(SessionEvent)
-        .where(SessionEvent.session_id == session_id, SessionEvent.kind == kind)
-        .order_by(SessionEvent.seq.desc())
-        .limit(1)
-    )
+async def latest_event(tx: AsyncSession, session_id: int, kind: str) -> Event | None:
+    row = (await tx.execute(_LATEST, {"session_id": session_id, "kind": kind})).first()
+    return Event(*row) if row is not None else None
 
 
 async def touch(tx: AsyncSession, session_id: int, now: datetime) -> None:
-    stmt = update(Session).where(Session.id == session_id).values(last_message_at=now)
-    await tx.execute(stmt.execution_options(synchronize_session=False))
+    await tx.execute(_TOUCH, {"session_id": session_id, "now": now})
 
 
 async def recent_events(

@@ -129,10 +129,8 @@ async def test_a_turn_taken_over_before_it_ends_logs_nothing_and_its_reply_stays
         await another_replica_takes_over(w, await owner_dm(w))
         return sleep
 
-    model = ScriptedProvider(
-        [send("send_user", {"text": "pong"}), taken_over_before_sleeping]
-        + [send("send_user", {"text": "pong"}), sleep]
-    )
+    pong = send("send_user", {"text": "pong"})
+    model = ScriptedProvider([pong, taken_over_before_sleeping, pong, sleep])
     async with bot_world(make_world, model) as w:
         world["w"] = w
         await say(w, "ping")

@@ -12,7 +12,7 @@ from sqlalchemy import bindparam, inspect, select, text
 
 from storage.db import create_database
 from storage.migrate import alembic_config, current_revision, head_revision, migrate
-from storage.models import Base, Matter, Operation, Session
+from storage.models import Base, Conversation, Matter, Operation, Session
 from storage.types import JSONType, utcnow
 from storage.urls import normalize_database_url
 from tests import databases
@@ -117,5 +117,38 @@ async def test_the_operations_migration_keeps_every_settle_and_routing_write(
             actions = (await s.execute(text("SELECT target_session_id FROM workhub_actions"))).all()
         assert [r[0] for r in settles] == [f"matter:{ids[1]}:rev:0"]
         assert [r[0] for r in actions] == [ids[0]]
+    finally:
+        await db.dispose()
+
+
+async def test_conversations_point_at_the_coordination_sessions_made_before(
+    empty_database_url: str,
+) -> None:
+    """0014: a Bot turn finds its conversation's coordination Session through the
+    conversation's `coordination_session_id`; Sessions made before it are pointed at, so the
+    next turn logs into the same one, and a conversation without one stays without."""
+    db = create_database(empty_database_url)
+    try:
+        await migrate(db, "0013")
+        async with db.write() as s:
+            talked, quiet = (
+                Conversation(platform="feishu", chat_id=chat, chat_type="p2p", name="")
+                for chat in ("oc_talked", "oc_quiet")
+            )
+            s.add_all([talked, quiet])
+            await s.flush()
+            task = Session(name="a task", conversation_id=talked.id, labels=[], is_archived=False)
+            log = Session(
+                name="feishu:oc_talked", role="coordination", conversation_id=talked.id,
+                labels=[], is_archived=False,
+            )  # fmt: skip
+            s.add_all([task, log])
+            await s.flush()
+            ids = (talked.id, quiet.id, log.id)
+        await migrate(db)
+        async with db.read() as s:
+            rows = await s.execute(select(Conversation.id, Conversation.coordination_session_id))
+            pointers = {conversation: pointer for conversation, pointer in rows}
+        assert pointers == {ids[0]: ids[2], ids[1]: None}
     finally:
         await db.dispose()
