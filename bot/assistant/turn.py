@@ -55,6 +55,7 @@ class BotTurn:
         self.services = services
         self.commands = commands
         self.tools = tools
+        self._tools_tokens: tuple[int, int] = (-1, 0)  # (tools counted, their schemas' tokens)
 
     async def run(self, conversation_id: int, hold: TurnHold) -> None:
         """One turn. Returning, it has given `hold` back (or never had it); raising, the
@@ -155,9 +156,17 @@ class BotTurn:
 
     def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> int:
         fixed = estimate_tokens(system_prompt(self.services.settings, ctx.conversation, ""))
-        fixed += estimate_tokens(str([t.parameters for t in self.tools.specs()]))
+        fixed += self._tool_schema_tokens()
         fixed += estimate_tokens(ctx.render_batch(items))
         return max(0, self.services.settings.context_tokens - fixed - history.SUMMARY_MAX_TOKENS)
+
+    def _tool_schema_tokens(self) -> int:
+        """The tools' schemas in tokens, counted again only when tools were added (they are
+        at start-up; every turn used to render and count them all, in its first write)."""
+        specs = self.tools.specs()
+        if self._tools_tokens[0] != len(specs):
+            self._tools_tokens = (len(specs), estimate_tokens(str([t.parameters for t in specs])))
+        return self._tools_tokens[1]
 
     async def _commit(self, ctx: TurnContext, session_id: int, direct: set[int]) -> bool:
         """Give the hold back, mark the batch delivered and log the turn, in one transaction;

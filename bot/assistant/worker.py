@@ -42,11 +42,6 @@ log = logging.getLogger(__name__)
 # (or the restarted one) takes the conversation within seconds, not minutes.
 LEASE_TTL = timedelta(seconds=15)
 MAX_DEBOUNCE = 3.0
-# Conversations with input looked at per claim, oldest input first: the busy ones (their
-# newest input waits for their turn to end) and the `n` wanted, plus a margin for bursts still
-# open; a backlog behind them is not read again for every slot that frees (it was 1.3 ms a
-# claim with 150 waiting). What is ready further back is found by the next claim.
-WAITING_MARGIN, WAITING_SCANNED = 32, 200
 HELD_ELSEWHERE = timedelta(seconds=2)
 
 
@@ -102,26 +97,25 @@ class BotWorker(PoolWorker[int]):
 
     async def claim(self, n: int) -> list[int]:
         """Up to `n` ready conversations, oldest input first, marked busy in this process
-        (their leases are the turns' to take)."""
+        (their leases are the turns' to take). Fewer than `n`: none more is ready, and the
+        next wake-up is when the first still gathering its burst will be."""
         now = utcnow()
-        debounce = timedelta(seconds=self.services.settings.bot_debounce)
-        async with self.services.db.read() as tx:
-            scanned = min(WAITING_SCANNED, len(self._busy) + n + WAITING_MARGIN)
-            waiting = await inbox.waiting_conversations(tx, limit=scanned)
-        ready: list[int] = []
-        soonest = None
+        readiness = inbox.Readiness(
+            now,
+            timedelta(seconds=self.services.settings.bot_debounce),
+            timedelta(seconds=MAX_DEBOUNCE),
+        )
         self._held_elsewhere = {c: t for c, t in self._held_elsewhere.items() if t > now}
-        for conv in waiting:
-            if conv.id in self._busy:
-                continue
-            at = min(conv.newest + debounce, conv.oldest + timedelta(seconds=MAX_DEBOUNCE))
-            at = max(at, self._held_elsewhere.get(conv.id, at))
-            if at <= now:
-                ready.append(conv.id)
-            elif soonest is None or at < soonest:
-                soonest = at
+        skip = self._busy | self._held_elsewhere.keys()
+        async with self.services.db.read() as tx:
+            taken = await inbox.ready_conversations(tx, readiness, skip=skip, limit=n)
+            soonest = None
+            if len(taken) < n:
+                soonest = await inbox.next_ready_at(tx, readiness, skip=skip)
+        soonest = min(
+            [*self._held_elsewhere.values(), *([soonest] if soonest else [])], default=None
+        )
         self._next_ready_in = None if soonest is None else (soonest - now).total_seconds()
-        taken = ready[:n]
         self._busy.update(taken)
         return taken
 

@@ -89,9 +89,10 @@ U = TypeVar("U")
 class PoolWorker(Worker, Generic[U]):
     @abstractmethod
     async def claim(self, n: int) -> list[U]:
-        """Take up to `n` units that are ready now (their claims recorded); [] if none. One
-        claim for every free slot: under load a claim's transaction is shared by many units,
-        not paid by each."""
+        """Take up to `n` units that are ready now (their claims recorded); fewer only when
+        no more is ready (the pool then waits for a wake-up, a freed slot or the idle
+        timeout before it claims again). One claim for every free slot: under load a
+        claim's transaction is shared by many units, not paid by each."""
 
     @abstractmethod
     async def work(self, unit: U) -> None:
@@ -230,16 +231,14 @@ class Host:
                     continue
                 failures = 0
                 _release(slots, held - len(units))
-                if not units:
-                    if not self.stopping:
-                        await _first_of(sub.wait(await self._idle(state)), state.freed.wait())
-                    continue
-            for unit in units:
-                task = asyncio.create_task(
-                    self._work(state, worker, unit, slots), name=f"{worker.name}#unit"
-                )
-                state.units.add(task)
-                task.add_done_callback(state.units.discard)
+                for unit in units:
+                    task = asyncio.create_task(
+                        self._work(state, worker, unit, slots), name=f"{worker.name}#unit"
+                    )
+                    state.units.add(task)
+                    task.add_done_callback(state.units.discard)
+                if len(units) < held and not self.stopping:  # nothing more is ready now
+                    await _first_of(sub.wait(await self._idle(state)), state.freed.wait())
 
     async def _idle(self, state: WorkerState) -> float:
         try:

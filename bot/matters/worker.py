@@ -41,10 +41,12 @@ class MatterWorker(PoolWorker[Claimed]):
         return self.services.host.instance_id
 
     async def claim(self, n: int) -> list[Claimed]:
-        """A runnable Matter, claimed (delegated Sessions are adopted as Matters first): one
-        at a time, whatever `n`, since a Matter's claim also starts its run."""
-        unit = await self._claim_one()
-        return [unit] if unit is not None else []
+        """Up to `n` runnable Matters, claimed (delegated Sessions are adopted as Matters
+        first), each in a transaction of its own, since a Matter's claim also starts its run."""
+        units: list[Claimed] = []
+        while len(units) < n and (unit := await self._claim_one()) is not None:
+            units.append(unit)
+        return units
 
     async def _claim_one(self) -> Claimed | None:
         db = self.services.db

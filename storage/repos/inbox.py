@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Integer, String, Table, bindparam, func, select, update
+from sqlalchemy import Integer, String, Table, and_, bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW
 from storage.models import InboxItem
 from storage.repos._upsert import insert_for
+from storage.types import UTCDateTime
 
 _ITEMS = cast(Table, InboxItem.__table__)
 
@@ -124,6 +125,74 @@ async def waiting_conversations(tx: AsyncSession, limit: int = 100) -> list[Wait
         for cid, oldest, newest in (await tx.execute(_WAITING, {"limit": limit})).all()
         if cid is not None
     ]
+
+
+# Which conversations are ready for a turn, asked by the Bot for every free slot. The database
+# decides, not this process: the oldest-first scan of every waiting conversation (two times
+# each to parse and compare in Python, up to a few hundred rows a claim) cost as much CPU as
+# the turns themselves under a backlog. A conversation is ready when its input has been quiet
+# since `quiet_since`, or its oldest item came before `waited_since`.
+_WAITING_ITEMS = (
+    _ITEMS.c.conversation_id.is_not(None),
+    _ITEMS.c.delivered_at.is_(None),
+    _ITEMS.c.conversation_id.not_in(bindparam("skip", expanding=True)),
+)
+_OLDEST, _NEWEST = func.min(_ITEMS.c.created_at), func.max(_ITEMS.c.created_at)
+_QUIET_SINCE = bindparam("quiet_since", type_=UTCDateTime())
+_WAITED_SINCE = bindparam("waited_since", type_=UTCDateTime())
+_READY = (
+    select(_ITEMS.c.conversation_id)
+    .where(*_WAITING_ITEMS)
+    .group_by(_ITEMS.c.conversation_id)
+    .having(or_(_NEWEST <= _QUIET_SINCE, _OLDEST <= _WAITED_SINCE))
+    .order_by(func.min(_ITEMS.c.id))
+    .limit(bindparam("limit", type_=Integer()))
+)
+_GATHERING = (
+    select(_OLDEST.label("oldest"), _NEWEST.label("newest"))
+    .where(*_WAITING_ITEMS)
+    .group_by(_ITEMS.c.conversation_id)
+    .having(and_(_NEWEST > _QUIET_SINCE, _OLDEST > _WAITED_SINCE))
+    .subquery()
+)
+_FIRST_GATHERING = select(func.min(_GATHERING.c.oldest), func.min(_GATHERING.c.newest))
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """When a waiting conversation becomes ready: `debounce` after its latest item, or
+    `longest` after its oldest, whichever comes first."""
+
+    now: datetime
+    debounce: timedelta
+    longest: timedelta
+
+    def bound(self, skip: Collection[int]) -> dict[str, object]:
+        return {
+            "skip": list(skip),
+            "quiet_since": self.now - self.debounce,
+            "waited_since": self.now - self.longest,
+        }
+
+
+async def ready_conversations(
+    tx: AsyncSession, readiness: Readiness, *, skip: Collection[int], limit: int
+) -> list[int]:
+    """Up to `limit` conversations ready now (not those in `skip`), the one whose input came
+    first first."""
+    bound = {**readiness.bound(skip), "limit": limit}
+    return [int(cid) for cid in (await tx.scalars(_READY, bound)).all()]
+
+
+async def next_ready_at(
+    tx: AsyncSession, readiness: Readiness, *, skip: Collection[int]
+) -> datetime | None:
+    """When the first conversation still gathering its burst (not in `skip`) becomes ready;
+    None if none is."""
+    row = (await tx.execute(_FIRST_GATHERING, readiness.bound(skip))).one()
+    oldest, newest = row
+    times = [t + d for t, d in ((oldest, readiness.longest), (newest, readiness.debounce)) if t]
+    return min(times, default=None)
 
 
 async def mark_delivered(

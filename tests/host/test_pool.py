@@ -86,6 +86,32 @@ async def test_units_run_side_by_side_up_to_the_pools_size(db: Database) -> None
     await host.stop(grace=1)
 
 
+async def test_a_claim_short_of_its_free_slots_is_not_repeated_until_something_changes(
+    db: Database,
+) -> None:
+    """Fewer units than slots means nothing more is ready: the pool waits for a wake-up, a
+    freed slot or its idle timeout (a minute here) before it claims again, instead of asking
+    at once for the slots still free."""
+    worker = Units(total=2, concurrency=4)
+    host = Host(db, Notifier(), poll_interval=60.0)
+    host.add(worker)
+    await host.start()
+
+    async def both_running() -> bool:
+        return worker.running == {1, 2}
+
+    await wait_until(both_running, what="the two units there are in hand")
+    worker.release[1].set()
+
+    async def claimed_again() -> bool:
+        return len(worker.asked) >= 2
+
+    await wait_until(claimed_again, what="a claim once a slot freed")
+    assert worker.asked == [4, 3]  # not [4, 2, ...]: no claim between the first and the freed slot
+    worker.release[2].set()
+    await host.stop(grace=1)
+
+
 async def test_a_failing_unit_is_counted_and_the_pool_goes_on(db: Database) -> None:
     worker = Units(total=3, concurrency=2, failing=frozenset({1}))
     host = pool_host(db, worker)
