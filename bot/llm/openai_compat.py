@@ -362,7 +362,9 @@ class OpenAICompatibleProvider:
 
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:  # made in the loop that uses it
-            self._session = aiohttp.ClientSession(headers=self._headers, timeout=self._timeout)
+            self._session = aiohttp.ClientSession(
+                headers=self._headers, timeout=self._timeout
+            )
         return self._session
 
     async def aclose(self) -> None:

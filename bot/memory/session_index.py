@@ -123,7 +123,9 @@ class SessionIndexWorker(Follower[LoggedEvent]):
         super().__init__(db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock)
         self.indexer = indexer
 
-    async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[LoggedEvent]:
+    async def read_after(
+        self, tx: AsyncSession, after: int, limit: int
+    ) -> Sequence[LoggedEvent]:
         return await repo.logged_after(tx, after, limit)
 
     async def read_between(

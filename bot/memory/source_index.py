@@ -183,7 +183,9 @@ class SourceIndexWorker(Follower[SourceRecord]):
         super().__init__(db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock)
         self.indexer = indexer
 
-    async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[SourceRecord]:
+    async def read_after(
+        self, tx: AsyncSession, after: int, limit: int
+    ) -> Sequence[SourceRecord]:
         return await repo.records_after(tx, after, limit)
 
     async def read_between(

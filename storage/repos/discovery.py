@@ -129,7 +129,9 @@ async def recent_rounds(
     return list((await tx.scalars(stmt)).all())
 
 
-async def role_session(tx: AsyncSession, state: DiscoveryState, role: str, now: datetime) -> int:
+async def role_session(
+    tx: AsyncSession, state: DiscoveryState, role: str, now: datetime
+) -> int:
     """The reusable Session of a pass (role `discovery` or `judgement`), made on first use;
     never a WorkHub candidate (those have no role)."""
     attr = f"{role}_session_id"
@@ -237,9 +239,13 @@ class Counts:
 async def counts(tx: AsyncSession) -> Counts:
     notes_n = await tx.scalar(select(func.count(NotebookNote.id)))
     by_status = (
-        await tx.execute(select(Finding.status, func.count(Finding.id)).group_by(Finding.status))
+        await tx.execute(
+            select(Finding.status, func.count(Finding.id)).group_by(Finding.status)
+        )
     ).all()
-    feedback = await tx.scalar(select(func.count(Finding.id)).where(Finding.feedback.is_not(None)))
+    feedback = await tx.scalar(
+        select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
+    )
     return Counts(int(notes_n or 0), {str(s): int(n) for s, n in by_status}, int(feedback or 0))
 
 
@@ -254,7 +260,9 @@ async def signals(
     newest_record = await tx.scalar(select(func.max(SourceRecord.id)))
     newest_entry = await tx.scalar(select(func.max(IndexEntry.updated_at)))
     newest_note = await tx.scalar(select(func.max(NotebookNote.id)))
-    feedback = await tx.scalar(select(func.count(Finding.id)).where(Finding.feedback.is_not(None)))
+    feedback = await tx.scalar(
+        select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
+    )
     due_matters = await tx.scalars(
         select(Matter.id).where(
             Matter.status == "active",

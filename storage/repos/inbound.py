@@ -26,7 +26,9 @@ class NewEvent:
     received_at: datetime
 
 
-async def insert_many_if_new(tx: AsyncSession, events: Sequence[NewEvent]) -> set[tuple[str, str]]:
+async def insert_many_if_new(
+    tx: AsyncSession, events: Sequence[NewEvent]
+) -> set[tuple[str, str]]:
     """One multi-row insert; the (platform, message_id) pairs that were new."""
     if not events:
         return set()

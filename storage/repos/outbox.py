@@ -205,7 +205,9 @@ async def by_conversation(
     return list((await tx.scalars(stmt)).all())
 
 
-async def count_by_state(tx: AsyncSession, conversation_id: int | None = None) -> dict[str, int]:
+async def count_by_state(
+    tx: AsyncSession, conversation_id: int | None = None
+) -> dict[str, int]:
     """Rows per state: all of them, or one conversation's."""
     stmt = select(OutboxMessage.state, func.count(OutboxMessage.id)).group_by(OutboxMessage.state)
     if conversation_id is not None:

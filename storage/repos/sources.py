@@ -329,7 +329,9 @@ async def finish(
     return True
 
 
-async def record_error(tx: AsyncSession, names: Sequence[str], error: str, now: datetime) -> None:
+async def record_error(
+    tx: AsyncSession, names: Sequence[str], error: str, now: datetime
+) -> None:
     """Show an error on sources nobody is syncing right now (e.g. every mailbox when the
     login fails): their status must not read as "no changes"."""
     if not names:

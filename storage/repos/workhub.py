@@ -154,7 +154,9 @@ async def store_summary(
     return bool(getattr(result, "rowcount", 0))
 
 
-async def settle_refresh(tx: AsyncSession, session_id: int, owner: str, for_count: int) -> None:
+async def settle_refresh(
+    tx: AsyncSession, session_id: int, owner: str, for_count: int
+) -> None:
     """Nothing new to summarize: the refresh is done without a new text."""
     await tx.execute(
         update(SessionSummary)

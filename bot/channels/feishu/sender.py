@@ -206,7 +206,9 @@ class FeishuSender(OutboxSender):
         if notice:
             await self.notifier.notify(INBOX_TOPIC)
 
-    async def _notify_owner(self, tx: AsyncSession, row: Claimed, state: str, error: str) -> bool:
+    async def _notify_owner(
+        self, tx: AsyncSession, row: Claimed, state: str, error: str
+    ) -> bool:
         if not self.owner_open_id:
             return False
         owner_dm = await conversations.find_dm(tx, PLATFORM, self.owner_open_id)
