@@ -12,6 +12,7 @@ from sqlalchemy import select
 from bot.llm.scripted import PlannedReply
 from bot.llm.types import Message
 from storage.models import Finding, Session
+from storage.search import SearchFilters
 from tests.assistant.support import bot_world, replies, say, say_in_group
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import WorldFactory
@@ -56,6 +57,12 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
         await w.events.post(
             w.message(PROMISE, chat_id="oc_group", chat_type="group", sender_open_id="ou_li")
         )  # fmt: skip  (history only)
+
+        async def promise_indexed() -> bool:  # discovery's search must find it: not a race
+            only_messages = SearchFilters(kinds=["source_message"])
+            return bool(await w.app.services.search.search("budget report", only_messages))
+
+        await wait_until(promise_indexed, what="the promise in the search index")
         model.add(
             "discovery",
             send("memory_search", {"query": "budget report"}),
