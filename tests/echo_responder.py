@@ -7,6 +7,8 @@ ingest → inbox → outbox → sender without a model.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from aiohttp import web
 
 from bot.channels.ingest import INBOX_TOPIC
@@ -28,7 +30,8 @@ class EchoResponder(Worker):
     async def run_once(self) -> bool:
         db = self.services.db
         async with db.write() as tx:
-            ids = [c.id for c in await inbox.waiting_conversations(tx, limit=1)]
+            at_once = inbox.Readiness(utcnow(), timedelta(0), timedelta(0))  # no burst window
+            ids = await inbox.ready_conversations(tx, at_once, skip=(), limit=1)
             if not ids:
                 return False
             conversation = await conversations.get(tx, ids[0])

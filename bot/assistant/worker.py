@@ -74,7 +74,7 @@ class ConversationLease(TurnHold):
 
     async def renew(self, db: Database) -> bool:
         async with db.write() as tx:
-            return await leases.renew(tx, self.name, self.owner, LEASE_TTL, utcnow())
+            return await self.holds(tx)
 
 
 class BotWorker(PoolWorker[int]):
@@ -107,14 +107,12 @@ class BotWorker(PoolWorker[int]):
         )
         self._held_elsewhere = {c: t for c, t in self._held_elsewhere.items() if t > now}
         skip = self._busy | self._held_elsewhere.keys()
+        wakes = list(self._held_elsewhere.values())  # when a held one may be tried again
         async with self.services.db.read() as tx:
             taken = await inbox.ready_conversations(tx, readiness, skip=skip, limit=n)
-            soonest = None
-            if len(taken) < n:
-                soonest = await inbox.next_ready_at(tx, readiness, skip=skip)
-        soonest = min(
-            [*self._held_elsewhere.values(), *([soonest] if soonest else [])], default=None
-        )
+            if len(taken) < n and (first := await inbox.next_ready_at(tx, readiness, skip=skip)):
+                wakes.append(first)
+        soonest = min(wakes, default=None)
         self._next_ready_in = None if soonest is None else (soonest - now).total_seconds()
         self._busy.update(taken)
         return taken

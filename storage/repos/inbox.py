@@ -79,7 +79,7 @@ class Pending(NamedTuple):
 # The Bot's hot path reads: built once, on the table (not the ORM entity), bound per call
 # (building a statement and its cache key, and loading ORM objects, cost more than running it).
 _PENDING_FOR = (
-    select(_ITEMS.c.id, _ITEMS.c.kind, _ITEMS.c.payload, _ITEMS.c.created_at)
+    select(*(_ITEMS.c[f] for f in Pending._fields))
     .where(
         _ITEMS.c.conversation_id == bindparam("conversation_id", type_=Integer()),
         _ITEMS.c.delivered_at.is_(None),
@@ -94,37 +94,6 @@ async def pending_for_conversation(
 ) -> list[Pending]:
     bound = {"conversation_id": conversation_id, "limit": limit}
     return [Pending(*row) for row in await tx.execute(_PENDING_FOR, bound)]
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """A conversation with undelivered input: when its first and its latest item came."""
-
-    id: int
-    oldest: datetime
-    newest: datetime
-
-
-_WAITING = (
-    select(
-        InboxItem.conversation_id,
-        func.min(InboxItem.created_at),
-        func.max(InboxItem.created_at),
-    )
-    .where(InboxItem.conversation_id.is_not(None), InboxItem.delivered_at.is_(None))
-    .group_by(InboxItem.conversation_id)
-    .order_by(func.min(InboxItem.id))
-    .limit(bindparam("limit", type_=Integer()))
-)
-
-
-async def waiting_conversations(tx: AsyncSession, limit: int = 100) -> list[Waiting]:
-    """Conversations with undelivered input, the one waiting longest first."""
-    return [
-        Waiting(int(cid), oldest, newest)
-        for cid, oldest, newest in (await tx.execute(_WAITING, {"limit": limit})).all()
-        if cid is not None
-    ]
 
 
 # Which conversations are ready for a turn, asked by the Bot for every free slot. The database

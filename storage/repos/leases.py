@@ -20,21 +20,20 @@ _LEASES = cast(Table, Lease.__table__)  # Core, not the ORM entity: no ORM bulk-
 def _acquire(insert: Any) -> Any:
     owner = bindparam("owner", type_=String())
     expires = bindparam("expires", type_=UTCDateTime())
-    table = _LEASES
     return (
-        insert(table)
+        insert(_LEASES)
         .values(name=bindparam("name", type_=String()), owner=owner, expires_at=expires)
         .values(acquired_at=NOW)
         .on_conflict_do_update(
-            index_elements=[table.c.name],
+            index_elements=[_LEASES.c.name],
             set_={"owner": owner, "expires_at": expires},
             where=or_(
-                table.c.expires_at < NOW,
-                table.c.owner == owner,
-                owner_is_gone(table.c.owner, NOW),
+                _LEASES.c.expires_at < NOW,
+                _LEASES.c.owner == owner,
+                owner_is_gone(_LEASES.c.owner, NOW),
             ),
         )
-        .returning(table.c.owner)
+        .returning(_LEASES.c.owner)
     )
 
 

@@ -58,15 +58,21 @@ _TOUCH = (
     .where(_SESSIONS.c.id == bindparam("session_id", type_=Integer()))
     .values(last_message_at=bindparam("now", type_=UTCDateTime()))
 )
-_EVENT_COLUMNS = (
-    _EVENTS.c.id,
-    _EVENTS.c.session_id,
-    _EVENTS.c.seq,
-    _EVENTS.c.kind,
-    _EVENTS.c.text,
-    _EVENTS.c.payload,
-    _EVENTS.c.created_at,
-)
+
+
+class Event(NamedTuple):
+    """A logged event as read on the hot path (the columns of `SessionEvent`)."""
+
+    id: int
+    session_id: int
+    seq: int
+    kind: str
+    text: str
+    payload: dict[str, Any] | None
+    created_at: datetime
+
+
+_EVENT_COLUMNS = [_EVENTS.c[f] for f in Event._fields]
 _LATEST = (
     select(*_EVENT_COLUMNS)
     .where(
@@ -85,18 +91,6 @@ _AFTER = (
     )
     .order_by(_EVENTS.c.seq)
 )
-
-
-class Event(NamedTuple):
-    """A logged event as read on the hot path (the columns of `SessionEvent`)."""
-
-    id: int
-    session_id: int
-    seq: int
-    kind: str
-    text: str
-    payload: dict[str, Any] | None
-    created_at: datetime
 
 
 async def new_coordination(

@@ -136,11 +136,13 @@ async def test_commits_are_checkpointed_into_the_database_file_off_the_loop(
 
 
 async def test_the_bots_claim_reads_only_the_waiting_inbox_items(sqlite_db: Database) -> None:
-    from storage.repos.inbox import _WAITING
+    from storage.repos.inbox import _FIRST_GATHERING, _READY
 
-    async with sqlite_db.read() as tx:
-        query = _WAITING.params(limit=10).compile(
+    for stmt in (_READY, _FIRST_GATHERING):  # which are ready; when the next one will be
+        bound = stmt.params(skip=[1, 2], limit=10, quiet_since=None, waited_since=None)
+        query = bound.compile(
             dialect=sqlite_db.engine.dialect, compile_kwargs={"literal_binds": True}
         )
-        plan = (await tx.execute(text(f"EXPLAIN QUERY PLAN {query}"))).all()
-    assert any("ix_inbox_items_waiting" in str(row) for row in plan), plan
+        async with sqlite_db.read() as tx:
+            plan = (await tx.execute(text(f"EXPLAIN QUERY PLAN {query}"))).all()
+        assert any("ix_inbox_items_waiting" in str(row) for row in plan), plan
