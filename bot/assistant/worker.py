@@ -73,7 +73,7 @@ class ConversationLease(TurnHold):
         return self._ours(await leases.release(tx, self.name, self.owner))
 
     async def renew(self, db: Database) -> bool:
-        async with db.write() as tx:  # not holds(): a beat racing the turn's last write
+        async with db.write() as tx:  # not holds(): a beat just after the last write is no takeover
             return await leases.renew(tx, self.name, self.owner, LEASE_TTL, utcnow())
 
 
