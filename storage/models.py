@@ -93,6 +93,15 @@ class InboxItem(Base):
             "delivered_at",
             **_partial("delivered_at IS NULL AND conversation_id IS NOT NULL"),
         ),
+        # The same items in arrival order: the Bot's claim walks them oldest first and stops
+        # at the ready ones it needs.
+        Index(
+            "ix_inbox_items_waiting_order",
+            "id",
+            "conversation_id",
+            "created_at",
+            **_partial("delivered_at IS NULL AND conversation_id IS NOT NULL"),
+        ),
         Index(
             "ix_inbox_items_session_waiting",
             "session_id",

@@ -9,6 +9,7 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -138,11 +139,20 @@ async def test_commits_are_checkpointed_into_the_database_file_off_the_loop(
 async def test_the_bots_claim_reads_only_the_waiting_inbox_items(sqlite_db: Database) -> None:
     from storage.repos.inbox import _FIRST_GATHERING, _READY
 
-    for stmt in (_READY, _FIRST_GATHERING):  # which are ready; when the next one will be
+    async def plan_of(stmt: Any) -> list[str]:
         bound = stmt.params(skip=[1, 2], limit=10, quiet_since=None, waited_since=None)
         query = bound.compile(
             dialect=sqlite_db.engine.dialect, compile_kwargs={"literal_binds": True}
         )
         async with sqlite_db.read() as tx:
-            plan = (await tx.execute(text(f"EXPLAIN QUERY PLAN {query}"))).all()
-        assert any("ix_inbox_items_waiting" in str(row) for row in plan), plan
+            return [row[-1] for row in await tx.execute(text(f"EXPLAIN QUERY PLAN {query}"))]
+
+    # Which are ready: the waiting items walked in arrival order, so the walk stops at the
+    # ready ones it needs; nothing sorted, every lookup through an index.
+    ready = await plan_of(_READY)
+    assert ready[0] == "SCAN inbox_items USING INDEX ix_inbox_items_waiting_order", ready
+    assert not any("TEMP B-TREE" in step for step in ready), ready
+    assert all("USING" in step for step in ready if step.startswith(("SCAN", "SEARCH"))), ready
+    # When the next one will be: only the waiting items.
+    gathering = await plan_of(_FIRST_GATHERING)
+    assert any("ix_inbox_items_waiting " in step for step in gathering), gathering

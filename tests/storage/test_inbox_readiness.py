@@ -1,0 +1,76 @@
+"""Which conversations the Bot may take a turn for: those whose burst window has closed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from storage.db import Database
+from storage.repos import conversations, inbox
+from storage.repos.conversations import NewConversation
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+WINDOW = inbox.Readiness(now=NOW, debounce=timedelta(seconds=1), longest=timedelta(seconds=10))
+
+
+async def _chats(db: Database, *names: str) -> dict[str, int]:
+    wanted = [NewConversation("feishu", name, "p2p") for name in names]
+    async with db.write() as tx:
+        made = await conversations.get_or_create_many(tx, wanted)
+    return {chat_id: c.id for (_, chat_id), c in made.items()}
+
+
+async def _say(db: Database, conversation_id: int, seconds_ago: float) -> int:
+    async with db.write() as tx:
+        item = await inbox.append(
+            tx,
+            kind="message",
+            payload={},
+            conversation_id=conversation_id,
+            created_at=NOW - timedelta(seconds=seconds_ago),
+        )
+    assert item is not None
+    return item
+
+
+async def _ready(db: Database, *, skip: tuple[int, ...] = (), limit: int = 10) -> list[int]:
+    async with db.read() as tx:
+        return await inbox.ready_conversations(tx, WINDOW, skip=skip, limit=limit)
+
+
+async def test_a_conversation_is_ready_once_its_burst_is_quiet_or_has_waited_too_long(
+    db: Database,
+) -> None:
+    chat = await _chats(db, "quiet", "typing", "long_burst", "answered")
+    await _say(db, chat["quiet"], 5)
+    await _say(db, chat["quiet"], 2)  # its last word 2 s ago: the 1 s window has closed
+    await _say(db, chat["typing"], 3)
+    await _say(db, chat["typing"], 0.5)  # still writing: its window is open
+    await _say(db, chat["long_burst"], 12)  # writing for 12 s, past the 10 s longest wait
+    await _say(db, chat["long_burst"], 0.2)
+    delivered = await _say(db, chat["answered"], 30)
+    async with db.write() as tx:
+        await inbox.mark_delivered(tx, [delivered], "batch-1", NOW)
+
+    # The one whose input came first first; a delivered item makes nothing ready.
+    assert await _ready(db) == [chat["quiet"], chat["long_burst"]]
+    async with db.read() as tx:
+        gathering_until = await inbox.next_ready_at(tx, WINDOW, skip=())
+    assert gathering_until == NOW + timedelta(seconds=0.5)  # "typing", 1 s after its last word
+
+
+async def test_the_claim_takes_the_oldest_ready_conversations_up_to_its_limit_and_skips_held_ones(
+    db: Database,
+) -> None:
+    chat = await _chats(db, "first", "second", "third", "fourth")
+    for seconds_ago, name in ((9, "first"), (8, "second"), (7, "third"), (6, "fourth")):
+        await _say(db, chat[name], seconds_ago)
+    await _say(db, chat["first"], 2)  # a later word in the first chat does not move it back
+
+    assert await _ready(db, limit=2) == [chat["first"], chat["second"]]
+    held = (chat["first"], chat["third"])  # turns running for these, here or on a replica
+    assert await _ready(db, skip=held) == [chat["second"], chat["fourth"]]
+
+    async with db.write() as tx:  # the first chat answered: its waiting items delivered
+        pending = await inbox.pending_for_conversation(tx, chat["first"])
+        await inbox.mark_delivered(tx, [p.id for p in pending], "batch-2", NOW)
+    assert await _ready(db) == [chat["second"], chat["third"], chat["fourth"]]
