@@ -4,10 +4,10 @@ A caller hands in one item and gets back its own result once the transaction hol
 committed. Items queued while a transaction runs go into the next one, up to `max_group`, so
 under load many writes share one transaction, and alone a write waits for nothing but a turn
 of the event loop. Two users: ingest (`bot/channels/ingest.py`: a webhook's message, stored in
-one multi-row write with the others of the moment) and `Database.grouped` (one-statement
-writes of the Bot's turns and the senders: a reply into the outbox, a delivery settled, a
-model call recorded; alone, each paid a whole transaction: on SQLite the single write lock
-and BEGIN/COMMIT, on PostgreSQL a pooled connection held for three round trips).
+one multi-row write with the others of the moment) and `Database.grouped` (the writes of the
+Bot's turns and the senders: a turn's start and end, a reply into the outbox, a delivery
+settled, a model call recorded; alone, each paid a whole transaction: on SQLite the single
+write lock and BEGIN/COMMIT, on PostgreSQL a pooled connection held for three round trips).
 
 SQLite has one writer at a time anyway, so one group commits at a time; PostgreSQL may run a
 few side by side (`parallel`), since one alone would chain every write of the process behind

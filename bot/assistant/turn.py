@@ -13,6 +13,9 @@ conversation over) stops there, and the batch is the other turn's.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
@@ -60,47 +63,55 @@ class BotTurn:
     async def run(self, conversation_id: int, hold: TurnHold) -> None:
         """One turn. Returning, it has given `hold` back (or never had it); raising, the
         caller gives it back."""
-        services, settings = self.services, self.services.settings
-        context: history.Context | None = None
-        async with services.db.write() as tx:
-            if not await hold.take(tx):
-                return
-            conv = await conversations.for_turn(tx, conversation_id)
-            assert conv is not None
-            rows = await inbox.pending_for_conversation(tx, conversation_id)
-            coordination = conv.coordination_session_id or await sessions.new_coordination(
-                tx, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
-            )
-            batch = [BatchItem.of(row) for row in rows]
-            await assign_roles(tx, settings, conv.platform, batch)
-            if not batch:
-                await hold.give_back(tx)
-                return
-            view = ConversationView(
-                conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
-            )
-            turn_key = f"c{conv.id}-i{batch[0].id}"
-            ctx = TurnContext(services, view, batch, turn_key, hold)
-            direct: list[BatchItem] = []
-            for_model: list[BatchItem] = []
-            for item in batch:  # one rule decides which, at the start and mid-turn alike
-                without = answered_without_model(settings, conv.chat_type, item)
-                (direct if without else for_model).append(item)
-            if for_model and services.model is not None:  # read here, not in a read of its own
-                budget = self._history_budget(ctx, for_model)
-                context = await history.load_context(tx, coordination, budget)
-
+        services = self.services
+        # With the other turns' writes of the moment, as the turn's end and its replies are.
+        start = await services.db.grouped(lambda tx: self._start(tx, conversation_id, hold))
+        if start is None:
+            return
+        ctx, direct, for_model = start.ctx, start.direct, start.for_model
         try:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
-                await self._think(ctx, for_model, context)
-            logged = await self._commit(ctx, coordination, {item.id for item in direct})
+                await self._think(ctx, for_model, start.context)
+            logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
+
+    async def _start(self, tx: AsyncSession, conversation_id: int, hold: TurnHold) -> _Start | None:
+        """Take the conversation and read what the turn works with, in one write; None when
+        another turn has it, or nothing is waiting (the hold then given back at once)."""
+        services, settings = self.services, self.services.settings
+        if not await hold.take(tx):
+            return None
+        conv = await conversations.for_turn(tx, conversation_id)
+        assert conv is not None
+        rows = await inbox.pending_for_conversation(tx, conversation_id)
+        coordination = conv.coordination_session_id or await sessions.new_coordination(
+            tx, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
+        )
+        batch = [BatchItem.of(row) for row in rows]
+        await assign_roles(tx, settings, conv.platform, batch)
+        if not batch:
+            await hold.give_back(tx)
+            return None
+        view = ConversationView(
+            conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
+        )
+        ctx = TurnContext(services, view, batch, f"c{conv.id}-i{batch[0].id}", hold)
+        direct: list[BatchItem] = []
+        for_model: list[BatchItem] = []
+        for item in batch:  # one rule decides which, at the start and mid-turn alike
+            without = answered_without_model(settings, conv.chat_type, item)
+            (direct if without else for_model).append(item)
+        context = None
+        if for_model and services.model is not None:  # read here, not in a read of its own
+            budget = self._history_budget(ctx, for_model)
+            context = await history.load_context(tx, coordination, budget)
+        return _Start(ctx, direct, for_model, context, coordination)
 
     async def _answer_directly(self, ctx: TurnContext, item: BatchItem) -> None:
         """A slash command or a refusal (`answered_without_model`), answered without a model."""
@@ -169,12 +180,12 @@ class BotTurn:
         return self._tools_tokens[1]
 
     async def _commit(self, ctx: TurnContext, session_id: int, direct: set[int]) -> bool:
-        """Give the hold back, mark the batch delivered and log the turn, in one transaction;
-        what the user was told about a task's update also goes into that task's own log.
-        Items the model was never shown stay undelivered for the next turn. True when
-        something was logged (the search follower is told in the same transaction; this
-        process's, by the caller); TurnTakenOver, with nothing written, once the hold was
-        lost."""
+        """Give the hold back, mark the batch delivered and log the turn, in one transaction
+        (shared with the other grouped writes of the moment); what the user was told about a
+        task's update also goes into that task's own log. Items the model was never shown
+        stay undelivered for the next turn. True when something was logged (the search
+        follower is told in the same transaction; this process's, by the caller);
+        TurnTakenOver, with nothing written, once the hold was lost."""
         now = utcnow()
         unshown = {item.id for item in ctx.unshown()}
         handled = [item for item in ctx.batch if item.id not in unshown]
@@ -192,9 +203,10 @@ class BotTurn:
                 )
             )
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
-        async with self.services.db.write() as tx:
+
+        async def write(tx: AsyncSession) -> bool | None:
             if not await ctx.hold.give_back(tx):
-                raise TurnTakenOver(f"conversation {ctx.conversation.id} was taken over")
+                return None
             await inbox.mark_delivered(tx, [item.id for item in handled], ctx.turn_key, now)
             if not events:
                 return False
@@ -205,7 +217,27 @@ class BotTurn:
                     told_user = ("assistant", "\n\n".join(ctx.sent), {"told_user": True})
                     await sessions.append_events(tx, task_id, [told_user], now)
             await self.services.notifier.publish(tx, SESSION_INDEX_TOPIC)
-        return True
+            return True
+
+        # With the other turns' writes of the moment (their replies, their own ends): alone,
+        # each turn's end paid a write transaction of its own. A lost hold is an answer, not an
+        # error, so the rest of the group still commits.
+        logged = await self.services.db.grouped(write)
+        if logged is None:
+            raise TurnTakenOver(f"conversation {ctx.conversation.id} was taken over")
+        return logged
+
+
+@dataclass
+class _Start:
+    """What a turn's first write found: its batch, split into what is answered without the
+    model and what the model sees, with the history the model is shown."""
+
+    ctx: TurnContext
+    direct: list[BatchItem]
+    for_model: list[BatchItem]
+    context: history.Context | None
+    coordination: int
 
 
 def _tasks_updated(items: list[BatchItem]) -> list[int]:
