@@ -9,6 +9,7 @@ from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Integer, String, Table, and_, bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.expression import ColumnElement, Exists
 
 from storage.claims import NOW
 from storage.models import InboxItem
@@ -118,26 +119,24 @@ _WAITED_SINCE = bindparam("waited_since", type_=UTCDateTime())
 # indexes when it hashes a subquery instead of running it per row.
 _LATER = _ITEMS.alias("later")
 _FIRST = select(_ITEMS.c.conversation_id).where(*_WAITING_ITEMS)
-_HAS_EARLIER = (
-    select(_LATER.c.id)
-    .where(
-        _LATER.c.conversation_id == _ITEMS.c.conversation_id,
-        _LATER.c.conversation_id.is_not(None),
-        _LATER.c.delivered_at.is_(None),
-        _LATER.c.id < _ITEMS.c.id,
+
+
+def _same_conversation_waits(where: ColumnElement[bool]) -> Exists:
+    """Whether an item of the same conversation (this one included) waits and meets `where`."""
+    return (
+        select(_LATER.c.id)
+        .where(
+            _LATER.c.conversation_id == _ITEMS.c.conversation_id,
+            _LATER.c.conversation_id.is_not(None),
+            _LATER.c.delivered_at.is_(None),
+            where,
+        )
+        .exists()
     )
-    .exists()
-)
-_NOT_QUIET = (
-    select(_LATER.c.id)
-    .where(
-        _LATER.c.conversation_id == _ITEMS.c.conversation_id,
-        _LATER.c.conversation_id.is_not(None),
-        _LATER.c.delivered_at.is_(None),
-        _LATER.c.created_at > _QUIET_SINCE,
-    )
-    .exists()
-)
+
+
+_HAS_EARLIER = _same_conversation_waits(_LATER.c.id < _ITEMS.c.id)
+_NOT_QUIET = _same_conversation_waits(_LATER.c.created_at > _QUIET_SINCE)
 _READY = (
     _FIRST.where(~_HAS_EARLIER, or_(_ITEMS.c.created_at <= _WAITED_SINCE, ~_NOT_QUIET))
     .order_by(_ITEMS.c.id)
