@@ -78,6 +78,9 @@ def _partial(where: str) -> dict[str, Any]:
     return {"sqlite_where": text(where), "postgresql_where": text(where)}
 
 
+_WAITING_FOR_A_CONVERSATION = "delivered_at IS NULL AND conversation_id IS NOT NULL"
+
+
 class InboxItem(Base):
     __tablename__ = "inbox_items"
     __table_args__ = (
@@ -91,7 +94,7 @@ class InboxItem(Base):
             "id",
             "created_at",
             "delivered_at",
-            **_partial("delivered_at IS NULL AND conversation_id IS NOT NULL"),
+            **_partial(_WAITING_FOR_A_CONVERSATION),
         ),
         # The same items in arrival order: the Bot's claim walks them oldest first and stops
         # at the ready ones it needs.
@@ -100,7 +103,7 @@ class InboxItem(Base):
             "id",
             "conversation_id",
             "created_at",
-            **_partial("delivered_at IS NULL AND conversation_id IS NOT NULL"),
+            **_partial(_WAITING_FOR_A_CONVERSATION),
         ),
         Index(
             "ix_inbox_items_session_waiting",
