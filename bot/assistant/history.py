@@ -49,10 +49,8 @@ class Context:
 
 
 async def load_context(tx: AsyncSession, session_id: int, budget_tokens: int) -> Context:
-    latest = await sessions.latest_event(tx, session_id, "summary")
+    latest, events = await sessions.since_summary(tx, session_id, ("user", "assistant"))
     summary = latest.text if latest else ""
-    covered = int((latest.payload or {}).get("covered_seq", 0)) if latest else 0
-    events = await sessions.events_after(tx, session_id, covered, ("user", "assistant"))
     turns = _pair(events)
 
     remaining = budget_tokens - estimate_tokens(summary)

@@ -153,10 +153,17 @@ class TurnContext:
         be mere text, so they stay for the next turn, which answers them as such."""
         known = {item.id for item in self.batch}
         settings, conv = self.services.settings, self.conversation
-        async with self.services.db.read() as tx:
+
+        async def read(tx: AsyncSession) -> list[BatchItem]:
             rows = await inbox.pending_for_conversation(tx, conv.id)
             fresh = [BatchItem.of(row) for row in rows if row.id not in known]
             await assign_roles(tx, settings, conv.platform, fresh)
+            return fresh
+
+        # Asked by every turn that ends (`sleep`): in the grouped write of the moment (the
+        # other turns' replies and ends), not in a read transaction of its own, which cost
+        # as much as the rest of the turn's start.
+        fresh = await self.services.db.grouped(read)
         fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:
             self._assign_ref(item)

@@ -11,6 +11,7 @@ from sqlalchemy import (
     Select,
     String,
     Table,
+    Text,
     bindparam,
     func,
     insert,
@@ -21,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation, Session, SessionEvent, SessionSummary
-from storage.types import UTCDateTime
+from storage.types import JSONType, UTCDateTime
 
 COORDINATION = "coordination"
 
@@ -49,10 +50,19 @@ _POINT_TO_COORDINATION = (
     .where(_CONVERSATIONS.c.id == bindparam("conversation_id", type_=Integer()))
     .values(coordination_session_id=bindparam("session_id", type_=Integer()))
 )
-_LAST_SEQ = select(func.coalesce(func.max(_EVENTS.c.seq), 0)).where(
-    _EVENTS.c.session_id == bindparam("session_id", type_=Integer())
+# One event with the Session's next seq, found by the insert itself (not a read before it):
+# run once per event (executemany), each run sees the one before it.
+_NEXT_EVENT = insert(_EVENTS).from_select(
+    ["session_id", "seq", "kind", "text", "payload", "created_at"],
+    select(
+        bindparam("session_id", type_=Integer()),
+        func.coalesce(func.max(_EVENTS.c.seq), 0) + 1,
+        bindparam("kind", type_=String()),
+        bindparam("text", type_=Text()),
+        bindparam("payload", type_=JSONType),
+        bindparam("created_at", type_=UTCDateTime()),
+    ).where(_EVENTS.c.session_id == bindparam("session_id", type_=Integer())),
 )
-_APPEND = insert(_EVENTS)
 _TOUCH = (
     update(_SESSIONS)
     .where(_SESSIONS.c.id == bindparam("session_id", type_=Integer()))
@@ -73,15 +83,6 @@ class Event(NamedTuple):
 
 
 _EVENT_COLUMNS = [_EVENTS.c[f] for f in Event._fields]
-_LATEST = (
-    select(*_EVENT_COLUMNS)
-    .where(
-        _EVENTS.c.session_id == bindparam("session_id", type_=Integer()),
-        _EVENTS.c.kind == bindparam("kind", type_=String()),
-    )
-    .order_by(_EVENTS.c.seq.desc())
-    .limit(1)
-)
 _AFTER = (
     select(*_EVENT_COLUMNS)
     .where(
@@ -91,6 +92,47 @@ _AFTER = (
     )
     .order_by(_EVENTS.c.seq)
 )
+
+
+# A Bot turn's memory of its conversation (bot/assistant/history.py) in one statement, not
+# two: the latest summary, and the turns after what it covers. A summary is logged after the
+# turns it covers, so it lies in that range itself (with, at times, older summaries).
+_SUMMARY = "summary"
+_SUMMARIES = _EVENTS.alias("summaries")  # not the outer query's table: no correlation
+_LATEST_SUMMARY = (
+    select(_SUMMARIES.c.payload["covered_seq"].as_integer())
+    .where(
+        _SUMMARIES.c.session_id == bindparam("session_id", type_=Integer()),
+        _SUMMARIES.c.kind == _SUMMARY,
+    )
+    .order_by(_SUMMARIES.c.seq.desc())
+    .limit(1)
+    .scalar_subquery()
+)
+_SINCE_SUMMARY = (
+    select(*_EVENT_COLUMNS)
+    .where(
+        _EVENTS.c.session_id == bindparam("session_id", type_=Integer()),
+        _EVENTS.c.seq > func.coalesce(_LATEST_SUMMARY, 0),
+        _EVENTS.c.kind.in_(bindparam("kinds", expanding=True)),
+    )
+    .order_by(_EVENTS.c.seq)
+)
+
+
+async def since_summary(
+    tx: AsyncSession, session_id: int, kinds: tuple[str, ...]
+) -> tuple[Event | None, list[Event]]:
+    """The Session's latest `summary` event (None if there is none yet) and its events of
+    `kinds` after the seq the summary's payload says it covers (`covered_seq`), in order."""
+    rows = [
+        Event(*row)
+        for row in await tx.execute(
+            _SINCE_SUMMARY, {"session_id": session_id, "kinds": [*kinds, _SUMMARY]}
+        )
+    ]
+    summaries = [row for row in rows if row.kind == _SUMMARY]
+    return (summaries[-1] if summaries else None), [row for row in rows if row.kind != _SUMMARY]
 
 
 async def new_coordination(
@@ -118,21 +160,19 @@ async def append_events(
     events: list[tuple[str, str, dict[str, Any] | None]],
     now: datetime,
 ) -> None:
-    """Append (kind, text, payload) events with the next sequence numbers, in one statement."""
-    last = int(await tx.scalar(_LAST_SEQ, {"session_id": session_id}) or 0)
+    """Append (kind, text, payload) events with the next sequence numbers."""
     rows = [
         {
             "session_id": session_id,
-            "seq": last + i + 1,
             "kind": kind,
             "text": text,
             "payload": payload,
             "created_at": now,
         }
-        for i, (kind, text, payload) in enumerate(events)
+        for kind, text, payload in events
     ]
     if rows:
-        await tx.execute(_APPEND, rows)
+        await tx.execute(_NEXT_EVENT, rows)
 
 
 async def events_after(
@@ -140,11 +180,6 @@ async def events_after(
 ) -> list[Event]:
     bound = {"session_id": session_id, "after_seq": after_seq, "kinds": list(kinds)}
     return [Event(*row) for row in await tx.execute(_AFTER, bound)]
-
-
-async def latest_event(tx: AsyncSession, session_id: int, kind: str) -> Event | None:
-    row = (await tx.execute(_LATEST, {"session_id": session_id, "kind": kind})).first()
-    return Event(*row) if row is not None else None
 
 
 async def touch(tx: AsyncSession, session_id: int, now: datetime) -> None:
