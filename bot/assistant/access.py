@@ -31,16 +31,33 @@ class Role(StrEnum):
         return self in (Role.OWNER, Role.ADMIN)
 
 
-async def role_of(tx: AsyncSession, settings: Settings, platform: str, open_id: str) -> Role:
+def _role_by_settings(settings: Settings, platform: str, open_id: str) -> Role | None:
+    """The role the settings alone decide; None: an admin only if the admins table lists them."""
     if open_id == settings.owner:
         return Role.OWNER
     if platform == CONSOLE_PLATFORM and open_id == console_identity(settings):
         return Role.OWNER
     if platform == CONSOLE_PLATFORM and open_id == CONSOLE_ADMIN:
         return Role.ADMIN  # the console's test admin, for trying admin commands in a group
-    if open_id in settings.admins or await admins.exists(tx, open_id):
+    if open_id in settings.admins:
         return Role.ADMIN
-    return Role.USER
+    return None
+
+
+async def role_of(tx: AsyncSession, settings: Settings, platform: str, open_id: str) -> Role:
+    role = _role_by_settings(settings, platform, open_id)
+    if role is not None:
+        return role
+    return Role.ADMIN if await admins.exists(tx, open_id) else Role.USER
+
+
+def role_with(settings: Settings, platform: str, open_id: str, *, listed_admin: bool) -> Role:
+    """`role_of`, the admins table's answer already read (`listed_admin`: with the inbox item
+    the sender wrote, by the same query)."""
+    role = _role_by_settings(settings, platform, open_id)
+    if role is not None:
+        return role
+    return Role.ADMIN if listed_admin else Role.USER
 
 
 def may_use_assistant(settings: Settings, role: Role, chat_type: str) -> bool:

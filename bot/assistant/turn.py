@@ -94,7 +94,7 @@ class BotTurn:
             tx, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
         )
         batch = [BatchItem.of(row) for row in rows]
-        await assign_roles(tx, settings, conv.platform, batch)
+        assign_roles(settings, conv.platform, batch)
         if not batch:
             await hold.give_back(tx)
             return None

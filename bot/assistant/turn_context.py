@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.framing import quote_data
-from bot.assistant.access import Role, may_use_assistant, role_of
+from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
 from bot.config import Settings
 from bot.services import Services
@@ -75,10 +75,13 @@ class BatchItem:
     created_at: datetime
     ref: str = ""  # what the model calls it: m1, m2 … for messages, n1 … for notices
     role: Role | None = None
+    listed_admin: bool = False  # its sender is in the admins table (read with the item)
 
     @classmethod
     def of(cls, row: inbox.Pending) -> BatchItem:
-        return cls(row.id, row.kind, dict(row.payload), row.created_at)
+        return cls(
+            row.id, row.kind, dict(row.payload), row.created_at, listed_admin=row.listed_admin
+        )
 
     @property
     def is_message(self) -> bool:
@@ -157,7 +160,7 @@ class TurnContext:
         async def read(tx: AsyncSession) -> list[BatchItem]:
             rows = await inbox.pending_for_conversation(tx, conv.id)
             fresh = [BatchItem.of(row) for row in rows if row.id not in known]
-            await assign_roles(tx, settings, conv.platform, fresh)
+            assign_roles(settings, conv.platform, fresh)
             return fresh
 
         # Asked by every turn that ends (`sleep`): in the grouped write of the moment (the
@@ -202,13 +205,11 @@ class TurnContext:
         return None
 
 
-async def assign_roles(
-    tx: AsyncSession, settings: Settings, platform: str, items: list[BatchItem]
-) -> None:
+def assign_roles(settings: Settings, platform: str, items: list[BatchItem]) -> None:
     for item in items:
         if item.is_message:
             sender = str(item.payload.get("sender_id"))
-            item.role = await role_of(tx, settings, platform, sender)
+            item.role = role_with(settings, platform, sender, listed_admin=item.listed_admin)
 
 
 def answered_without_model(settings: Settings, chat_type: str, item: BatchItem) -> bool:

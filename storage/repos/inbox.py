@@ -7,12 +7,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Integer, String, Table, and_, bindparam, func, or_, select, update
+from sqlalchemy import (
+    Integer,
+    String,
+    Table,
+    and_,
+    bindparam,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.expression import ColumnElement, Exists
 
 from storage.claims import NOW
-from storage.models import InboxItem
+from storage.models import Admin, InboxItem
 from storage.repos._upsert import insert_for
 from storage.types import UTCDateTime
 
@@ -75,12 +86,21 @@ class Pending(NamedTuple):
     kind: str
     payload: dict[str, Any]
     created_at: datetime
+    listed_admin: bool  # its sender (`payload["sender_id"]`) is in the admins table
 
 
+_ADMINS = cast(Table, Admin.__table__)
+# Read with each item: a turn would otherwise ask for every message of its batch, one query
+# each, what the sender's role is.
+_LISTED_ADMIN = (
+    exists()
+    .where(_ADMINS.c.open_id == _ITEMS.c.payload["sender_id"].as_string())
+    .label("listed_admin")
+)
 # The Bot's hot path reads: built once, on the table (not the ORM entity), bound per call
 # (building a statement and its cache key, and loading ORM objects, cost more than running it).
 _PENDING_FOR = (
-    select(*(_ITEMS.c[f] for f in Pending._fields))
+    select(*(_ITEMS.c[f] for f in Pending._fields[:-1]), _LISTED_ADMIN)
     .where(
         _ITEMS.c.conversation_id == bindparam("conversation_id", type_=Integer()),
         _ITEMS.c.delivered_at.is_(None),
@@ -94,7 +114,10 @@ async def pending_for_conversation(
     tx: AsyncSession, conversation_id: int, limit: int = 100
 ) -> list[Pending]:
     bound = {"conversation_id": conversation_id, "limit": limit}
-    return [Pending(*row) for row in await tx.execute(_PENDING_FOR, bound)]
+    return [
+        Pending(row.id, row.kind, row.payload, row.created_at, bool(row.listed_admin))
+        for row in await tx.execute(_PENDING_FOR, bound)
+    ]
 
 
 # Which conversations are ready for a turn, asked by the Bot for every free slot. The database
