@@ -165,6 +165,20 @@ _READY = (
     .order_by(_ITEMS.c.id)
     .limit(bindparam("limit", type_=Integer()))
 )
+# PostgreSQL's planner picks the walk's plan from its statistics of the partial indexes, and
+# those date from when few items waited (an ANALYZE at a quiet moment, or none yet): a backlog
+# then looks like two rows, each conversation's EXISTS scans every waiting item, and a claim
+# over 3,000 of them took 1.5 s of the server's CPU (0.2 ms with statistics of the backlog).
+# So PostgreSQL groups the waiting items, whatever the planner believes: one pass, ~1 µs an
+# item. SQLite plans by the indexes alone and walks (0.05 ms, where grouping took 4 ms).
+_READY_GROUPED = (
+    select(_ITEMS.c.conversation_id)
+    .where(*_WAITING_ITEMS)
+    .group_by(_ITEMS.c.conversation_id)
+    .having(or_(_OLDEST <= _WAITED_SINCE, _NEWEST <= _QUIET_SINCE))
+    .order_by(func.min(_ITEMS.c.id))
+    .limit(bindparam("limit", type_=Integer()))
+)
 _GATHERING = (
     select(_OLDEST.label("oldest"), _NEWEST.label("newest"))
     .where(*_WAITING_ITEMS)
@@ -198,7 +212,8 @@ async def ready_conversations(
     """Up to `limit` conversations ready now (not those in `skip`), the one whose input came
     first first."""
     bound = {**readiness.bound(skip), "limit": limit}
-    return [int(cid) for cid in (await tx.scalars(_READY, bound)).all()]
+    stmt = _READY_GROUPED if tx.get_bind().dialect.name == "postgresql" else _READY
+    return [int(cid) for cid in (await tx.scalars(stmt, bound)).all()]
 
 
 async def next_ready_at(
