@@ -104,17 +104,6 @@ class Database:
         result: T = await self._group.run(operation)
         return result
 
-    async def hot_read(self, operation: Operation[T]) -> T:
-        """`operation(tx)`, which only reads, where a read on the hot path costs least: on
-        SQLite in the grouped write of the moment (a read transaction of its own cost as much
-        as the rest of a turn's start); on PostgreSQL in autocommit (`read()`: grouped, it ran
-        in a write transaction of its own whenever the group was just it, and the server's CPU
-        under load was 24-25% of a core with it that way against 4-5%)."""
-        if self.is_sqlite:
-            return await self.grouped(operation)
-        async with self.read() as tx:
-            return await operation(tx)
-
     async def _run_together(self, operations: list[Operation[Any]]) -> list[Any]:
         async with self.write() as tx:
             return [await operation(tx) for operation in operations]

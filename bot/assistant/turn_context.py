@@ -163,7 +163,10 @@ class TurnContext:
             assign_roles(settings, conv.platform, fresh)
             return fresh
 
-        fresh = await self.services.db.hot_read(read)  # asked by every turn that ends
+        # Asked by every turn that ends (`sleep`): in the grouped write of the moment (the
+        # other turns' replies and ends), not in a read transaction of its own, which cost
+        # as much as the rest of the turn's start.
+        fresh = await self.services.db.grouped(read)
         fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:
             self._assign_ref(item)

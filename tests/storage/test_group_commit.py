@@ -80,15 +80,3 @@ async def test_a_caller_that_goes_away_leaves_its_write_to_be_committed(db: Data
     await db.dispose()  # waits for the writer, as a shutdown does
     async with db.read() as tx:
         assert await admins.exists(tx, "ou_gone")
-
-
-async def test_a_hot_read_sees_the_writes_committed_beside_it_and_writes_nothing(
-    db: Database,
-) -> None:
-    """`Database.hot_read`: on SQLite it joins the grouped writes of the moment, on PostgreSQL
-    it reads in autocommit; either way it answers beside them, with what they committed."""
-    await db.grouped(add("ou_first"))
-    written, seen = await asyncio.gather(db.grouped(add("ou_second")), db.hot_read(admins.all_ids))
-    assert written is True
-    assert "ou_first" in seen and set(seen) <= {"ou_first", "ou_second"}
-    assert await db.hot_read(admins.all_ids) == ["ou_first", "ou_second"]
