@@ -47,8 +47,8 @@ Per run:
 * replies/s ÷ (concurrency ÷ latency), for a latency above 0: 1.0 is a full turn pool
   answering one reply per model call; batching (several inputs of one conversation answered
   in one turn) lifts it, the debounce, extra steps and queueing lower it;
-* CPU of `maka serve`, of PostgreSQL (postmaster and its children, approximate: backends that
-  exit meanwhile are not counted) and of this process, in % of one core.
+* CPU of `maka serve`, of PostgreSQL (postmaster and its children, those that exit meanwhile
+  included) and of this process, in % of one core.
 
 The concurrency is the replica's `MAKA_BOT_CONCURRENCY` (passed through from this
 environment, as is `MAKA_BOT_DEBOUNCE`), else the setting's default in bot/config.py, else the
@@ -222,14 +222,18 @@ def bot_debounce(extra: dict[str, str]) -> float:
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> tuple[float, int] | None:
-    """(user + system CPU seconds, parent pid) of `pid`; None when it is gone."""
+def cpu_seconds(pid: int, *, reaped: bool = False) -> tuple[float, int] | None:
+    """(user + system CPU seconds, parent pid) of `pid`, with (`reaped`) its children's that
+    have exited and been waited for; None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return (int(fields[11]) + int(fields[12])) / TICK, int(fields[1])
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / TICK, int(fields[1])
 
 
 def postgres_pids(cluster: PrivateCluster) -> list[int]:
@@ -268,10 +272,13 @@ class CpuMeter:
     def _postgres(self) -> dict[int, float]:
         if not isinstance(self.world.database, PrivateCluster):
             return {}
+        pids = postgres_pids(self.world.database)
+        # The postmaster's own count includes the backends that exited meanwhile (a pool's
+        # overflow connections close when given back): without it they went uncounted.
         return {
             pid: found[0]
-            for pid in postgres_pids(self.world.database)
-            if (found := cpu_seconds(pid)) is not None
+            for pid in pids
+            if (found := cpu_seconds(pid, reaped=pid == pids[0])) is not None
         }
 
     def shares(self) -> dict[str, float | None]:
