@@ -9,9 +9,9 @@ from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
     Integer,
+    Select,
     String,
     Table,
-    and_,
     bindparam,
     exists,
     func,
@@ -133,13 +133,21 @@ _WAITING_ITEMS = (
 _OLDEST, _NEWEST = func.min(_ITEMS.c.created_at), func.max(_ITEMS.c.created_at)
 _QUIET_SINCE = bindparam("quiet_since", type_=UTCDateTime())
 _WAITED_SINCE = bindparam("waited_since", type_=UTCDateTime())
+# Of a conversation's waiting items grouped: its burst is over (quiet, or waited too long).
+_BURST_OVER = or_(_OLDEST <= _WAITED_SINCE, _NEWEST <= _QUIET_SINCE)
+
+
+def _per_waiting_conversation(*columns: ColumnElement[Any]) -> Select[Any]:
+    return select(*columns).where(*_WAITING_ITEMS).group_by(_ITEMS.c.conversation_id)
+
+
 # The conversations' first waiting items, oldest first (`ix_inbox_items_waiting_order`), each
 # checked on its own conversation's waiting items (`ix_inbox_items_waiting`): the walk stops at
 # `limit` ready ones, so a claim costs what it takes, not what waits. Grouping every waiting
-# item to find them (as `_GATHERING` still does, asked only when fewer than asked are ready)
-# took half the Bot's database time under a backlog of a thousand conversations. The
-# `conversation_id IS NOT NULL` said again in the subqueries lets PostgreSQL use the partial
-# indexes when it hashes a subquery instead of running it per row.
+# item to find them (as `_GATHERING` still does, asked only when fewer than asked are ready,
+# and PostgreSQL's claim, below) took half SQLite's Bot database time under a backlog of a
+# thousand conversations. The `conversation_id IS NOT NULL` said again in the subqueries lets
+# PostgreSQL use the partial indexes when it hashes a subquery instead of running it per row.
 _LATER = _ITEMS.alias("later")
 _FIRST = select(_ITEMS.c.conversation_id).where(*_WAITING_ITEMS)
 
@@ -172,18 +180,14 @@ _READY = (
 # So PostgreSQL groups the waiting items, whatever the planner believes: one pass, ~1 µs an
 # item. SQLite plans by the indexes alone and walks (0.05 ms, where grouping took 4 ms).
 _READY_GROUPED = (
-    select(_ITEMS.c.conversation_id)
-    .where(*_WAITING_ITEMS)
-    .group_by(_ITEMS.c.conversation_id)
-    .having(or_(_OLDEST <= _WAITED_SINCE, _NEWEST <= _QUIET_SINCE))
+    _per_waiting_conversation(_ITEMS.c.conversation_id)
+    .having(_BURST_OVER)
     .order_by(func.min(_ITEMS.c.id))
     .limit(bindparam("limit", type_=Integer()))
 )
 _GATHERING = (
-    select(_OLDEST.label("oldest"), _NEWEST.label("newest"))
-    .where(*_WAITING_ITEMS)
-    .group_by(_ITEMS.c.conversation_id)
-    .having(and_(_NEWEST > _QUIET_SINCE, _OLDEST > _WAITED_SINCE))
+    _per_waiting_conversation(_OLDEST.label("oldest"), _NEWEST.label("newest"))
+    .having(~_BURST_OVER)
     .subquery()
 )
 _FIRST_GATHERING = select(func.min(_GATHERING.c.oldest), func.min(_GATHERING.c.newest))
