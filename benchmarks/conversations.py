@@ -441,6 +441,10 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
+def _ms_per_input(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
 def line(r: Result) -> str:
     cpu = " ".join(f"{k} {_pct(v)}%" for k, v in r.cpu.items())
     ratio = "-" if r.vs_ideal is None else f"{r.vs_ideal:.2f}"
@@ -452,7 +456,8 @@ def line(r: Result) -> str:
         f"{_s(percentile(r.reply_delays, 50)):>6} {_s(percentile(r.reply_delays, 99)):>6} "
         f"{_s(percentile(r.queued, 50)):>6} {_s(percentile(r.sent, 50)):>6} "
         f"{r.answered:>7.1f} {r.turns:>5} {r.steps / max(1, r.turns):>5.2f} "
-        f"{r.peak_calls:>4}/{r.concurrency:<4} {ratio:>6} {_pct(r.cpu_ms_per_input):>6}  {cpu}"
+        f"{r.peak_calls:>4}/{r.concurrency:<4} {ratio:>6} "
+        f"{_ms_per_input(r.cpu_ms_per_input):>6}  {cpu}"
     )
 
 

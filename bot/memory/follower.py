@@ -35,6 +35,13 @@ from storage.repos import sources as source_rows
 from storage.types import utcnow
 
 GAP_TIMEOUT = 60.0  # seconds a missing id may take to show up before it is passed over
+# Seconds between two batches while rows keep coming one by one. Each batch costs an index
+# commit (a segment written and the searcher reloaded) and a checkpoint write whatever its
+# size: under a steady stream of messages a follower committed one or two rows at a time,
+# dozens of times a second (a quarter of a busy PostgreSQL replica's CPU per message). A row
+# after a quiet spell is still handled at once, and a full batch (a backlog) goes on without
+# a pause.
+PACE = 0.5
 CHECKPOINT_KIND = "index"  # the kind of the source rows that hold followers' checkpoints
 LEASE = timedelta(seconds=60)
 
@@ -58,9 +65,12 @@ class Follower(Worker, Generic[Row]):
         gap_timeout: float = GAP_TIMEOUT,
         lease: timedelta = LEASE,
         clock: Callable[[], float] = time.monotonic,
+        pace: float = PACE,
     ) -> None:
         self.db, self.owner = db, owner
         self.batch, self.gap_timeout, self.lease, self.clock = batch, gap_timeout, lease, clock
+        self.pace = pace
+        self._behind = False  # the last batch was full: more is waiting
         self.checkpoint: int | None = None  # every id <= this is handled (or passed over)
         self.seen_to = 0  # the highest id handled by this process
         self.gaps: dict[tuple[int, int], float] = {}  # missing ids (inclusive) -> first noticed
@@ -99,8 +109,12 @@ class Follower(Worker, Generic[Row]):
             self._note_gaps(self.seen_to, ids)
             self.seen_to = ids[-1]
             did = True
+        self._behind = len(rows) >= self.batch
         await self._advance()
         return did
+
+    def pause_after_work(self) -> float:
+        return 0.0 if self._behind else self.pace
 
     async def _hold_lease(self) -> bool:
         """Take or renew the follower's lease; an idle poll only reads (on SQLite a write

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.memory.follower import GAP_TIMEOUT, LEASE, Follower
+from bot.memory.follower import GAP_TIMEOUT, LEASE, PACE, Follower
 from bot.memory.search import SearchService
 from sources.feishu.records import chat_scope
 from storage.db import Database
@@ -119,8 +119,11 @@ class SessionIndexWorker(Follower[LoggedEvent]):
         gap_timeout: float = GAP_TIMEOUT,
         lease: timedelta = LEASE,
         clock: Callable[[], float] = time.monotonic,
+        pace: float = PACE,
     ) -> None:
-        super().__init__(db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock)
+        super().__init__(
+            db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock, pace=pace
+        )
         self.indexer = indexer
 
     async def read_after(

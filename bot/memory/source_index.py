@@ -24,7 +24,7 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.memory.follower import GAP_TIMEOUT, Follower
+from bot.memory.follower import GAP_TIMEOUT, PACE, Follower
 from bot.memory.search import SearchService
 from sources.feishu.records import KIND as FEISHU
 from storage.db import Database
@@ -179,8 +179,11 @@ class SourceIndexWorker(Follower[SourceRecord]):
         gap_timeout: float = GAP_TIMEOUT,
         lease: timedelta = timedelta(seconds=60),
         clock: Callable[[], float] = time.monotonic,
+        pace: float = PACE,
     ) -> None:
-        super().__init__(db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock)
+        super().__init__(
+            db, owner, batch=batch, gap_timeout=gap_timeout, lease=lease, clock=clock, pace=pace
+        )
         self.indexer = indexer
 
     async def read_after(

@@ -55,6 +55,44 @@ async def _host_with_claimed_work(db: Database, seconds: float) -> tuple[Host, S
     return host, worker
 
 
+class PacedWorker(Worker):
+    """Always finds work, and after each run asks for an hour's pause."""
+
+    name = "paced"
+    topics = ("paced",)
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.ran = asyncio.Event()
+
+    async def run_once(self) -> bool:
+        self.runs += 1
+        self.ran.set()
+        await asyncio.sleep(0)  # were the pause ignored, the loop would still turn
+        return True
+
+    def pause_after_work(self) -> float:
+        return 3600.0
+
+
+async def test_a_pause_after_work_holds_the_next_run_through_wake_ups_and_a_stop_ends_it(
+    db: Database,
+) -> None:
+    notifier = Notifier()
+    host = Host(db, notifier, instance_id="w1", poll_interval=0.01)
+    worker = PacedWorker()
+    host.add(worker)
+    await host.start()
+    async with asyncio.timeout(10):
+        await worker.ran.wait()
+    notifier.wake_local("paced")  # a wake-up is no reason to cut the pause short
+    for _ in range(20):
+        await asyncio.sleep(0)
+    async with asyncio.timeout(10):  # well inside the grace: the stop ends the pause
+        await host.stop(grace=60)
+    assert worker.runs == 1
+
+
 async def test_stop_lets_work_in_hand_finish_within_the_grace_period(db: Database) -> None:
     host, worker = await _host_with_claimed_work(db, seconds=0.3)
     await host.stop(grace=10)

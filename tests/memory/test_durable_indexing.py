@@ -175,6 +175,27 @@ async def test_a_restarted_follower_resumes_from_its_checkpoint(
     assert await found(search, "redis") and await found(search, "certificate")
 
 
+async def test_a_stream_of_events_is_indexed_in_batches_and_a_backlog_without_pauses(
+    db: Database, tmp_path: Path
+) -> None:
+    index = RefusingIndex(tmp_path / "idx")
+    worker = SessionIndexWorker(db, SessionIndexer(db, SearchService(index)), "w1", batch=2)
+    sid = await task_session(db)
+    await log(db, sid, ("user", "first of a stream"))
+    assert await worker.run_once()
+    assert worker.pause_after_work() == worker.pace > 0  # what comes next waits to be batched
+
+    await log(db, sid, ("user", "second"), ("user", "third"), ("user", "fourth"))
+    index.written.clear()
+    assert await worker.run_once()
+    assert index.written == [f"session:{sid}:2", f"session:{sid}:3"]
+    assert worker.pause_after_work() == 0  # a full batch: more is waiting, no pause
+    assert await worker.run_once()
+    assert index.written[2:] == [f"session:{sid}:4"]
+    assert worker.pause_after_work() == worker.pace
+    assert await checkpoint(db) == 4
+
+
 async def explicit(db: Database, session_id: int, event_id: int, text: str) -> None:
     """An event with a chosen id: a lower id written after higher ones is one that appears
     late (as a transaction that took its id first and committed last)."""

@@ -105,8 +105,10 @@ async def test_search_command_in_a_group_sees_only_that_group(make_world: WorldF
         await say_in_group(w, "团队周五发布")
         await replies(w, 2)
 
-        async def indexed() -> bool:
-            return len(await w.app.services.search.search("周五")) >= 2
+        async def indexed() -> bool:  # both messages, not just two hits of the first
+            hits = await w.app.services.search.search("周五")
+            found = " ".join(e for h in hits for e in h.excerpts)
+            return "团队周五发布" in found and "体检" in found
 
         await wait_until(indexed)
         await say_in_group(w, "/search 周五")
