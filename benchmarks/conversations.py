@@ -67,6 +67,12 @@ all answered within 15 s. The run says PASS or MISS for each; `--check` exits 1 
     --latencies 0,1,3               model seconds per Bot call, one run each
     --conversations N --messages M  override every run's N and M (defaults: 100 × 5 at 0 s,
                                     100 × 2 at 1 s, 100 × 1 at 3 s; --quick: 20 × 3, 20 × 1)
+    --topology split                PostgreSQL as the chart's `topology: split`: a `maka serve
+                                    --role web` that takes the events and a `--role worker`
+                                    that runs the turns, each on a core if one is free (its
+                                    rows are `pg-split`, with each process's CPU; not part of
+                                    `make bench`, and the targets above are stated for one
+                                    process, so its target line is for information)
 """
 
 from __future__ import annotations
@@ -122,6 +128,8 @@ DEFAULT_RUNS = ((0.0, 100, 5), (1.0, 100, 2), (3.0, 100, 1))
 QUICK_RUNS = ((0.0, 20, 3), (1.0, 20, 1))
 DEFAULT_BURST, QUICK_BURST = BURST_SIZE, 20
 SETTLE_TIMEOUT = 300.0  # seconds for a run's replies once its sending is over
+SPLIT_ROLES = ("web", "worker")  # --topology split: events to the first, turns in the second
+SPLIT_LABEL = "pg-split"
 
 
 @dataclass(frozen=True)
@@ -258,12 +266,21 @@ class CpuMeter:
         self.wall = time.monotonic()
         self.ours = time.process_time()
         self.replica = self._replica()
+        self.roles = self._roles()
         self.postgres = self._postgres()
 
+    def _roles(self) -> dict[str, float | None]:
+        """Each replica's CPU seconds by its role (`all`, or `web` and `worker`)."""
+        seconds: dict[str, float | None] = {}
+        for replica in self.world.replicas:
+            found = cpu_seconds(replica.pid) if replica.pid is not None else None
+            seconds[replica.role] = found[0] if found else None
+        return seconds
+
     def _replica(self) -> float | None:
-        pid = self.world.a.pid
-        found = cpu_seconds(pid) if pid is not None else None
-        return found[0] if found else None
+        """Every replica's CPU seconds together (one replica but in `--topology split`)."""
+        counts = list(self._roles().values())
+        return None if any(c is None for c in counts) else sum(c for c in counts if c)
 
     def replica_seconds(self) -> float | None:
         now = self._replica()
@@ -292,6 +309,14 @@ class CpuMeter:
             ),
             "bench": 100 * (time.process_time() - self.ours) / wall,
         }
+        if len(self.roles) > 1:  # split: the share of each process
+            for role, seconds in self._roles().items():
+                then = self.roles.get(role)
+                shares[role] = (
+                    100 * (seconds - then) / wall
+                    if seconds is not None and then is not None
+                    else None
+                )
         if isinstance(self.world.database, PrivateCluster):
             now = self._postgres()
             used = sum(now[p] - self.postgres.get(p, 0.0) for p in now)
@@ -582,6 +607,7 @@ class Options:
     keep: bool
     quick: bool
     extra: dict[str, str] = field(default_factory=dict)
+    split: bool = False  # PostgreSQL as `topology: split`: a web and a worker process
 
 
 async def bench_database(
@@ -589,15 +615,21 @@ async def bench_database(
 ) -> list[Result]:
     results: list[Result] = []
     started = time.monotonic()
-    async with fault_world(workdir, 1, database=database, extra_settings=options.extra) as world:
+    split = options.split and database == "postgresql"
+    roles = SPLIT_ROLES if split else ("all",)
+    label = SPLIT_LABEL if split else database
+    async with fault_world(
+        workdir, len(roles), database=database, extra_settings=options.extra, roles=roles
+    ) as world:
+        pids = ", ".join(f"{r.role} pid {r.pid}" for r in world.replicas)
         print(
-            f"\n[{database}] maka serve pid {world.a.pid} ready after "
+            f"\n[{label}] maka serve ({pids}) ready after "
             f"{time.monotonic() - started:.1f} s (logs in {workdir})",
             flush=True,
         )
         await measure(
             world,
-            database,
+            label,
             Plan(0.0, WARMUP, 1, name="warm"),
             senders=options.senders,
             concurrency=concurrency,
@@ -606,13 +638,13 @@ async def bench_database(
         plans = [*options.runs, *([options.burst] if options.burst else [])]
         for plan in plans:
             result = await measure(
-                world, database, plan, senders=options.senders, concurrency=concurrency
+                world, label, plan, senders=options.senders, concurrency=concurrency
             )
             results.append(result)
             print(line(result), flush=True)
         findings = log_findings(world)
     for text in findings:
-        print(text.replace("[soak] ", f"[{database}] "), flush=True)
+        print(text.replace("[soak] ", f"[{label}] "), flush=True)
     return results
 
 
@@ -633,7 +665,13 @@ async def run(options: Options) -> int:
     runs = ", ".join(f"{p.shape} at {p.latency:g} s" for p in options.runs)
     burst = options.burst
     print(
-        f"conversations: one maka serve per database; Bot concurrency {concurrency} (from "
+        "conversations: "
+        + (
+            "PostgreSQL split (a web and a worker maka serve), SQLite one; "
+            if options.split
+            else "one maka serve per database; "
+        )
+        + f"Bot concurrency {concurrency} (from "
         f"{source}), debounce {debounce:g} s; scheduled history sync off; runs: {runs}"
         + (f"; burst {burst.conversations} at {burst.latency:g} s" if burst else "")
         + f"; {options.senders} closed-loop senders; {os.cpu_count()} cores (load average "
@@ -688,10 +726,18 @@ def parse(argv: Sequence[str] | None = None) -> Options:
     parser.add_argument("--senders", type=int, default=32, help="closed-loop senders")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--keep", action="store_true", help="keep the logs of a clean run too")
+    parser.add_argument(
+        "--topology",
+        choices=("all", "split"),
+        default="all",
+        help="split: PostgreSQL as the chart's `topology: split` (a web and a worker process)",
+    )
     args = parser.parse_args(argv)
     databases = [d.strip() for d in args.databases.split(",") if d.strip()]
     if not databases or any(d not in DATABASES for d in databases):
         parser.error(f"--databases: some of {', '.join(DATABASES)}")
+    if args.topology == "split" and "postgresql" not in databases:
+        parser.error("--topology split: needs postgresql (SQLite runs one process)")
     shapes = {lat: (n, m) for lat, n, m in (QUICK_RUNS if args.quick else DEFAULT_RUNS)}
     latencies = (
         [float(x) for x in args.latencies.split(",") if x.strip()]
@@ -709,7 +755,15 @@ def parse(argv: Sequence[str] | None = None) -> Options:
     size = args.burst if args.burst is not None else (QUICK_BURST if args.quick else DEFAULT_BURST)
     burst = Plan(BURST_LATENCY, size, 1, burst=True) if size > 0 else None
     return Options(
-        databases, runs, burst, args.senders, args.check, args.keep, args.quick, passed_through()
+        databases,
+        runs,
+        burst,
+        args.senders,
+        args.check,
+        args.keep,
+        args.quick,
+        passed_through(),
+        split=args.topology == "split",
     )
 
 

@@ -19,7 +19,7 @@ import asyncio
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -183,8 +183,13 @@ class FaultWorld:
     def b(self) -> MakaProcess:
         return self.replicas[1]
 
+    @property
+    def receivers(self) -> list[MakaProcess]:
+        """The replicas with a webhook (a `worker` replica has none)."""
+        return [r for r in self.replicas if r.role != "worker"]
+
     def traffic(self, prefix: str = "fx", users: tuple[str, ...] = USERS) -> Traffic:
-        return Traffic(self.feishu, self.events, self.replicas, users, prefix=prefix)
+        return Traffic(self.feishu, self.events, self.receivers, users, prefix=prefix)
 
     def logs(self, lines: int = 40) -> str:
         parts = [r.log_tail(lines) for r in self.replicas]
@@ -416,14 +421,20 @@ async def fault_world(
     *,
     database: str = "postgresql",
     extra_settings: dict[str, str] | None = None,
+    roles: Sequence[str] | None = None,
 ) -> AsyncIterator[FaultWorld]:
     """The world on a private PostgreSQL cluster, or (`database="sqlite"`, one replica) on
     the embedded SQLite default. `extra_settings` (MAKA_* variables) are added to the
-    replicas' settings, over the world's own (benchmarks/conversations.py passes the Bot's)."""
+    replicas' settings, over the world's own (benchmarks/conversations.py passes the Bot's).
+    `roles`, one per replica, are their `maka serve --role` (default: all); events go to the
+    replicas with a webhook."""
     if database not in DATABASES:
         raise ValueError(f"database {database!r}: one of {', '.join(DATABASES)}")
     if database == "sqlite" and replicas != 1:
         raise ValueError("the embedded SQLite database runs one replica")
+    roles = list(roles or ["all"] * replicas)
+    if len(roles) != replicas or all(r == "worker" for r in roles):
+        raise ValueError(f"roles {roles}: one per replica, and one with a webhook")
     model = ModelStandIn()
     feishu = FeishuStandIn(bot_open_id="ou_bot", bot_name="Maka")
     async with AsyncExitStack() as stack:
@@ -438,14 +449,17 @@ async def fault_world(
         settings = {**world_settings(cluster, feishu, model, app), **(extra_settings or {})}
         if cluster is not None:  # `maka serve` migrates the embedded database itself
             await migrate(settings, workdir / "migrate.log")
-        processes = [MakaProcess(name, settings, workdir) for name in "ab"[:replicas]]
+        processes = [
+            MakaProcess(name, settings, workdir, role)
+            for name, role in zip("ab"[:replicas], roles, strict=True)
+        ]
         db: PrivateCluster | EmbeddedDatabase = (
             cluster
             if cluster is not None
             else EmbeddedDatabase(Path(processes[0].settings["MAKA_DATA_DIR"]) / "maka.db")
         )
         events = FeishuEventSender(
-            processes[0].webhook,
+            next(p for p in processes if p.role != "worker").webhook,
             app_id=app[0],
             encrypt_key=ENCRYPT_KEY,
             verification_token=VERIFICATION_TOKEN,

@@ -59,8 +59,11 @@ def tail(path: Path, lines: int = 40) -> str:
 class MakaProcess:
     """One `maka serve` replica. `start()` waits for `/readyz`; `kill()` is SIGKILL."""
 
-    def __init__(self, name: str, settings: dict[str, str], workdir: Path) -> None:
+    def __init__(
+        self, name: str, settings: dict[str, str], workdir: Path, role: str = "all"
+    ) -> None:
         self.name = name
+        self.role = role  # `maka serve --role`: all, web (no workers) or worker (no webhook)
         self.port = free_port()
         self.workdir = workdir
         self.log = workdir / f"{name}.log"
@@ -105,6 +108,8 @@ class MakaProcess:
             self.proc = await asyncio.create_subprocess_exec(
                 str(MAKA),
                 "serve",
+                "--role",
+                self.role,
                 env=base_env(self.settings),
                 stdout=out,
                 stderr=subprocess.STDOUT,
