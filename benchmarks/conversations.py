@@ -259,32 +259,33 @@ def postgres_pids(cluster: PrivateCluster) -> list[int]:
 
 
 class CpuMeter:
-    """CPU of the replica, PostgreSQL and this process between `__init__` and `shares()`."""
+    """CPU of the replicas, PostgreSQL and this process between `__init__` and `shares()`."""
 
     def __init__(self, world: FaultWorld) -> None:
         self.world = world
         self.wall = time.monotonic()
         self.ours = time.process_time()
-        self.replica = self._replica()
-        self.roles = self._roles()
+        self.started = self._replicas()
         self.postgres = self._postgres()
 
-    def _roles(self) -> dict[str, float | None]:
-        """Each replica's CPU seconds by its role (`all`, or `web` and `worker`)."""
-        seconds: dict[str, float | None] = {}
+    def _replicas(self) -> list[float | None]:
+        """Each replica's CPU seconds, in `world.replicas` order (None: it is not running)."""
+        seconds: list[float | None] = []
         for replica in self.world.replicas:
             found = cpu_seconds(replica.pid) if replica.pid is not None else None
-            seconds[replica.role] = found[0] if found else None
+            seconds.append(found[0] if found else None)
         return seconds
 
-    def _replica(self) -> float | None:
-        """Every replica's CPU seconds together (one replica but in `--topology split`)."""
-        counts = list(self._roles().values())
-        return None if any(c is None for c in counts) else sum(c for c in counts if c)
+    def _used(self) -> list[float | None]:
+        """Each replica's CPU seconds since `__init__`."""
+        return [
+            None if now is None or then is None else now - then
+            for now, then in zip(self._replicas(), self.started, strict=True)
+        ]
 
     def replica_seconds(self) -> float | None:
-        now = self._replica()
-        return None if now is None or self.replica is None else now - self.replica
+        """Every replica's CPU seconds together (one replica but in `--topology split`)."""
+        return _together(self._used())
 
     def _postgres(self) -> dict[int, float]:
         if not isinstance(self.world.database, PrivateCluster):
@@ -300,28 +301,25 @@ class CpuMeter:
 
     def shares(self) -> dict[str, float | None]:
         wall = time.monotonic() - self.wall
-        replica = self._replica()
+        replicas = self._used()
+        together = _together(replicas)
         shares: dict[str, float | None] = {
-            "maka": (
-                100 * (replica - self.replica) / wall
-                if replica is not None and self.replica is not None
-                else None
-            ),
+            "maka": None if together is None else 100 * together / wall,
             "bench": 100 * (time.process_time() - self.ours) / wall,
         }
-        if len(self.roles) > 1:  # split: the share of each process
-            for role, seconds in self._roles().items():
-                then = self.roles.get(role)
-                shares[role] = (
-                    100 * (seconds - then) / wall
-                    if seconds is not None and then is not None
-                    else None
-                )
+        if len(replicas) > 1:  # split: the share of each process, by its role
+            for replica, seconds in zip(self.world.replicas, replicas, strict=True):
+                shares[replica.role] = None if seconds is None else 100 * seconds / wall
         if isinstance(self.world.database, PrivateCluster):
             now = self._postgres()
             used = sum(now[p] - self.postgres.get(p, 0.0) for p in now)
             shares["pg"] = 100 * used / wall
         return shares
+
+
+def _together(seconds: list[float | None]) -> float | None:
+    """The sum, or None when any is unknown."""
+    return None if any(s is None for s in seconds) else sum(s for s in seconds if s is not None)
 
 
 # ---- one run ----------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from tests.fakes import FeishuEventSender
 from tests.faults.feishu import FeishuStandIn
 from tests.faults.model import ModelStandIn, answered_token
 from tests.faults.postgres import PrivateCluster
-from tests.faults.processes import MakaProcess, migrate
+from tests.faults.processes import MakaProcess, migrate, serves_webhook
 from tests.faults.sqlite import EmbeddedDatabase
 from tests.faults.traffic import Traffic, dm_chat
 
@@ -186,7 +186,7 @@ class FaultWorld:
     @property
     def receivers(self) -> list[MakaProcess]:
         """The replicas with a webhook (a `worker` replica has none)."""
-        return [r for r in self.replicas if r.role != "worker"]
+        return [r for r in self.replicas if r.has_webhook]
 
     def traffic(self, prefix: str = "fx", users: tuple[str, ...] = USERS) -> Traffic:
         return Traffic(self.feishu, self.events, self.receivers, users, prefix=prefix)
@@ -433,7 +433,7 @@ async def fault_world(
     if database == "sqlite" and replicas != 1:
         raise ValueError("the embedded SQLite database runs one replica")
     roles = list(roles or ["all"] * replicas)
-    if len(roles) != replicas or all(r == "worker" for r in roles):
+    if len(roles) != replicas or not any(serves_webhook(r) for r in roles):
         raise ValueError(f"roles {roles}: one per replica, and one with a webhook")
     model = ModelStandIn()
     feishu = FeishuStandIn(bot_open_id="ou_bot", bot_name="Maka")
@@ -459,7 +459,7 @@ async def fault_world(
             else EmbeddedDatabase(Path(processes[0].settings["MAKA_DATA_DIR"]) / "maka.db")
         )
         events = FeishuEventSender(
-            next(p for p in processes if p.role != "worker").webhook,
+            next(p for p in processes if p.has_webhook).webhook,
             app_id=app[0],
             encrypt_key=ENCRYPT_KEY,
             verification_token=VERIFICATION_TOKEN,

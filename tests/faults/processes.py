@@ -56,6 +56,11 @@ def tail(path: Path, lines: int = 40) -> str:
     return f"({path})\n" + "\n".join(kept[-lines:])
 
 
+def serves_webhook(role: str) -> bool:
+    """Whether a `maka serve --role` takes Feishu's events (a `worker` runs no webhook)."""
+    return role != "worker"
+
+
 class MakaProcess:
     """One `maka serve` replica. `start()` waits for `/readyz`; `kill()` is SIGKILL."""
 
@@ -80,6 +85,10 @@ class MakaProcess:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def has_webhook(self) -> bool:
+        return serves_webhook(self.role)
 
     @property
     def webhook(self) -> str:
