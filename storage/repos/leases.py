@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import String, Table, bindparam, delete, or_, select, update
+from sqlalchemy import String, Table, bindparam, delete, literal_column, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, owner_is_gone
@@ -15,6 +15,10 @@ from storage.repos._upsert import per_dialect
 from storage.types import UTCDateTime
 
 _LEASES = cast(Table, Lease.__table__)  # Core, not the ORM entity: no ORM bulk-DML path
+# The owner of the row an upsert conflicts with, named as SQL names it there: SQLAlchemy does
+# not correlate a subquery in ON CONFLICT … WHERE, so `_LEASES.c.owner` in `owner_is_gone`
+# made its EXISTS scan every lease, true for every row once any one Host had died.
+_CONFLICTING_OWNER = literal_column(f"{_LEASES.name}.owner", String())
 
 
 def _acquire(insert: Any) -> Any:
@@ -30,15 +34,41 @@ def _acquire(insert: Any) -> Any:
             where=or_(
                 _LEASES.c.expires_at < NOW,
                 _LEASES.c.owner == owner,
-                owner_is_gone(_LEASES.c.owner, NOW),
+                owner_is_gone(_CONFLICTING_OWNER, NOW),
             ),
         )
         .returning(_LEASES.c.owner)
     )
 
 
+def _acquire_all(insert: Any) -> Any:
+    """Several leases for one owner at once (multi-row VALUES: each row binds its own, and the
+    conflict check reads the row's time as `excluded`'s, not a parameter of its own)."""
+    stmt = insert(_LEASES)
+    now = literal_column("excluded.acquired_at", UTCDateTime())
+    return (
+        stmt.values(
+            name=bindparam("name", type_=String()),
+            owner=bindparam("owner", type_=String()),
+            expires_at=bindparam("expires", type_=UTCDateTime()),
+            acquired_at=bindparam("now", type_=UTCDateTime()),
+        )
+        .on_conflict_do_update(
+            index_elements=[_LEASES.c.name],
+            set_={"owner": stmt.excluded.owner, "expires_at": stmt.excluded.expires_at},
+            where=or_(
+                _LEASES.c.expires_at < now,
+                _LEASES.c.owner == stmt.excluded.owner,
+                owner_is_gone(_CONFLICTING_OWNER, now),
+            ),
+        )
+        .returning(_LEASES.c.name)
+    )
+
+
 # Taken and given back twice per Bot turn: built once, bound per call.
 _ACQUIRE = per_dialect(_acquire)
+_ACQUIRE_ALL = per_dialect(_acquire_all)
 _RELEASE = delete(_LEASES).where(
     _LEASES.c.name == bindparam("name", type_=String()),
     _LEASES.c.owner == bindparam("owner", type_=String()),
@@ -73,6 +103,54 @@ async def release(tx: AsyncSession, name: str, owner: str) -> bool:
     """Give `name` back; False if `owner` did not hold it (never, or no longer)."""
     result = await tx.execute(_RELEASE, {"name": name, "owner": owner})
     return bool(getattr(result, "rowcount", 0))
+
+
+async def acquire_all(
+    tx: AsyncSession, names: list[str], owner: str, ttl: timedelta, now: datetime
+) -> set[str]:
+    """`acquire` of each of `names` for `owner`, in one statement: the names it holds now."""
+    if not names:
+        return set()
+    expires = now + ttl
+    rows = [{"name": n, "owner": owner, "expires": expires, "now": now} for n in names]
+    return set((await tx.execute(_ACQUIRE_ALL(tx), rows)).scalars())
+
+
+_RENEW_ALL = (
+    update(_LEASES)
+    .where(
+        _LEASES.c.name.in_(bindparam("names", expanding=True)),
+        _LEASES.c.owner == bindparam("holder", type_=String()),
+    )
+    .values(expires_at=bindparam("expires", type_=UTCDateTime()))
+    .returning(_LEASES.c.name)
+)
+_RELEASE_ALL = (
+    delete(_LEASES)
+    .where(
+        _LEASES.c.name.in_(bindparam("names", expanding=True)),
+        _LEASES.c.owner == bindparam("holder", type_=String()),
+    )
+    .returning(_LEASES.c.name)
+)
+
+
+async def renew_all(
+    tx: AsyncSession, names: list[str], owner: str, ttl: timedelta, now: datetime
+) -> set[str]:
+    """`renew` of each of `names`, in one statement: the names `owner` still holds (on
+    PostgreSQL locked to the end of `tx`, as with `renew`)."""
+    if not names:
+        return set()
+    bound = {"names": names, "holder": owner, "expires": now + ttl}
+    return set((await tx.execute(_RENEW_ALL, bound)).scalars())
+
+
+async def release_each(tx: AsyncSession, names: list[str], owner: str) -> set[str]:
+    """`release` of each of `names`, in one statement: those `owner` held until now."""
+    if not names:
+        return set()
+    return set((await tx.execute(_RELEASE_ALL, {"names": names, "holder": owner})).scalars())
 
 
 async def release_all(tx: AsyncSession, owner: str) -> int:
