@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
@@ -31,12 +31,27 @@ from storage.sqlite_inline import inline_creator
 from storage.urls import is_sqlite, masked_database_url
 
 T = TypeVar("T")
+P = TypeVar("P")
 Operation = Callable[[AsyncSession], Awaitable[T]]
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 GROUP_WRITERS = 2  # PostgreSQL: grouped-write transactions side by side
 # PostgreSQL connections only `ack_write()` uses: ingest writes one batch at a time.
 ACK_CONNECTIONS = 2
 _WRITE_OPTION = "maka_write"
+
+
+@dataclass(frozen=True)
+class Together(Generic[P, T]):
+    """One caller's `part` of a write that a group runs as one set of statements for all of
+    its kind: `kind(tx, parts)` writes the parts of every caller with the same `kind` in the
+    group (a function defined once, at module level: it is the kind) and returns their
+    results in order. Under load a group holds several turns' starts, replies and ends at
+    once; run one by one, each paid its own statements (a round trip each on PostgreSQL).
+    The parts of a kind must not depend on one another's writes (different conversations'
+    turns), since they are written together."""
+
+    kind: Callable[[AsyncSession, list[P]], Awaitable[list[T]]]
+    part: P
 
 
 class DatabaseNotReady(RuntimeError):
@@ -54,7 +69,7 @@ class Database:
     _reads: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see read()
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
     _ack_engine: AsyncEngine | None = None
-    _group: GroupCommit[Operation[Any], Any] | None = None
+    _group: GroupCommit[Operation[Any] | Together[Any, Any], Any] | None = None
 
     @property
     def dialect(self) -> str:
@@ -93,20 +108,46 @@ class Database:
             async with self._acks() as tx, _commit_or_rollback(tx):
                 yield tx
 
-    async def grouped(self, operation: Operation[T]) -> T:
+    async def grouped(self, operation: Operation[T] | Together[Any, T]) -> T:
         """`operation(tx)`'s result, run in a write transaction shared with the other grouped
-        writes queued meanwhile (storage/group_commit.py says what an operation may do). Not
-        from inside a `write()` on SQLite: the group would wait for the lock its caller holds,
-        as a nested `write()` would."""
+        writes queued meanwhile (storage/group_commit.py says what an operation may do); a
+        `Together` part's, written with the others of its kind there. Not from inside a
+        `write()` on SQLite: the group would wait for the lock its caller holds, as a nested
+        `write()` would."""
         if self._group is None:
             parallel = 1 if self.is_sqlite else GROUP_WRITERS
             self._group = GroupCommit(self._run_together, what="grouped writes", parallel=parallel)
         result: T = await self._group.run(operation)
         return result
 
-    async def _run_together(self, operations: list[Operation[Any]]) -> list[Any]:
+    async def _run_together(
+        self, operations: list[Operation[Any] | Together[Any, Any]]
+    ) -> list[Any]:
+        """In queue order, but each kind of `Together` at its first part's place, all of its
+        parts at once."""
+        steps: list[int | Callable[..., Awaitable[list[Any]]]] = []
+        of_kind: dict[Callable[..., Awaitable[list[Any]]], list[int]] = {}
+        for i, operation in enumerate(operations):
+            if not isinstance(operation, Together):
+                steps.append(i)
+            elif operation.kind in of_kind:
+                of_kind[operation.kind].append(i)
+            else:
+                of_kind[operation.kind] = [i]
+                steps.append(operation.kind)
+        results: list[Any] = [None] * len(operations)
         async with self.write() as tx:
-            return [await operation(tx) for operation in operations]
+            for step in steps:
+                if isinstance(step, int):
+                    plain = operations[step]
+                    assert not isinstance(plain, Together)
+                    results[step] = await plain(tx)
+                    continue
+                members = of_kind[step]
+                parts = [operations[i].part for i in members]  # type: ignore[union-attr]
+                for i, result in zip(members, await step(tx, parts), strict=True):
+                    results[i] = result
+        return results
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:

@@ -48,6 +48,9 @@ class Context:
     new_summary: tuple[str, int] | None  # (text, covered_seq) to store, when turns were folded
 
 
+EMPTY = Context("", [], None)  # a Session just made has no past
+
+
 async def load_context(tx: AsyncSession, session_id: int, budget_tokens: int) -> Context:
     latest, events = await sessions.since_summary(tx, session_id, ("user", "assistant"))
     summary = latest.text if latest else ""

@@ -19,16 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
-from bot.assistant import history
+from bot.assistant import history, holds
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry
+from bot.assistant.holds import TurnHold, TurnTakenOver
 from bot.assistant.prompt import system_prompt
 from bot.assistant.turn_context import (
     BatchItem,
     ConversationView,
     TurnContext,
-    TurnHold,
-    TurnTakenOver,
     answered_without_model,
     assign_roles,
     enqueue_reply,
@@ -38,6 +37,7 @@ from bot.llm.tokens import estimate_tokens
 from bot.llm.types import Message, ModelError
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
+from storage.db import Together
 from storage.models import Session
 from storage.repos import conversations, inbox, sessions
 from storage.types import utcnow
@@ -64,8 +64,11 @@ class BotTurn:
         """One turn. Returning, it has given `hold` back (or never had it); raising, the
         caller gives it back."""
         services = self.services
-        # With the other turns' writes of the moment, as the turn's end and its replies are.
-        start = await services.db.grouped(lambda tx: self._start(tx, conversation_id, hold))
+        # With the other turns' writes of the moment, as the turn's end and its replies are,
+        # and with the other turns starting there.
+        start = await services.db.grouped(
+            Together(_start_each, _Starting(self, conversation_id, hold))
+        )
         if start is None:
             return
         ctx, direct, for_model = start.ctx, start.direct, start.for_model
@@ -81,37 +84,28 @@ class BotTurn:
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
 
-    async def _start(self, tx: AsyncSession, conversation_id: int, hold: TurnHold) -> _Start | None:
-        """Take the conversation and read what the turn works with, in one write; None when
-        another turn has it, or nothing is waiting (the hold then given back at once)."""
-        services, settings = self.services, self.services.settings
-        if not await hold.take(tx):
-            return None
-        conv = await conversations.for_turn(tx, conversation_id)
-        assert conv is not None
-        rows = await inbox.pending_for_conversation(tx, conversation_id)
-        coordination = conv.coordination_session_id or await sessions.new_coordination(
-            tx, conversation_id, name=f"{conv.platform}:{conv.chat_id}", now=utcnow()
-        )
+    def _begin(
+        self, conv: conversations.ForTurn, rows: list[inbox.Pending], hold: TurnHold
+    ) -> _Start:
+        """What the turn works with, from what its start read: the batch, split into what is
+        answered without the model and what the model sees (its history still to be read)."""
+        settings = self.services.settings
         batch = [BatchItem.of(row) for row in rows]
         assign_roles(settings, conv.platform, batch)
-        if not batch:
-            await hold.give_back(tx)
-            return None
         view = ConversationView(
             conv.id, conv.platform, conv.chat_id, conv.chat_type, conv.name, conv.peer_open_id
         )
-        ctx = TurnContext(services, view, batch, f"c{conv.id}-i{batch[0].id}", hold)
+        ctx = TurnContext(self.services, view, batch, f"c{conv.id}-i{batch[0].id}", hold)
         direct: list[BatchItem] = []
         for_model: list[BatchItem] = []
         for item in batch:  # one rule decides which, at the start and mid-turn alike
             without = answered_without_model(settings, conv.chat_type, item)
             (direct if without else for_model).append(item)
-        context = None
-        if for_model and services.model is not None:  # read here, not in a read of its own
-            budget = self._history_budget(ctx, for_model)
-            context = await history.load_context(tx, coordination, budget)
-        return _Start(ctx, direct, for_model, context, coordination)
+        coordination = conv.coordination_session_id or 0  # 0: made by the start, next
+        return _Start(ctx, direct, for_model, None, coordination)
+
+    def _wants_history(self, start: _Start) -> bool:
+        return bool(start.for_model) and self.services.model is not None
 
     async def _answer_directly(self, ctx: TurnContext, item: BatchItem) -> None:
         """A slash command or a refusal (`answered_without_model`), answered without a model."""
@@ -186,7 +180,6 @@ class BotTurn:
         stay undelivered for the next turn. True when something was logged (the search
         follower is told in the same transaction; this process's, by the caller);
         TurnTakenOver, with nothing written, once the hold was lost."""
-        now = utcnow()
         unshown = {item.id for item in ctx.unshown()}
         handled = [item for item in ctx.batch if item.id not in unshown]
         model_items = [item for item in handled if item.id not in direct]
@@ -204,28 +197,101 @@ class BotTurn:
             )
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
 
-        async def write(tx: AsyncSession) -> bool | None:
-            if not await ctx.hold.give_back(tx):
-                return None
-            await inbox.mark_delivered(tx, [item.id for item in handled], ctx.turn_key, now)
-            if not events:
-                return False
-            await sessions.append_events(tx, session_id, events, now)
-            await sessions.touch(tx, session_id, now)
-            for task_id in _tasks_updated(model_items) if ctx.sent else ():
-                if await tx.get(Session, task_id) is not None:
-                    told_user = ("assistant", "\n\n".join(ctx.sent), {"told_user": True})
-                    await sessions.append_events(tx, task_id, [told_user], now)
-            await self.services.notifier.publish(tx, SESSION_INDEX_TOPIC)
-            return True
-
+        ending = _Ending(
+            self.services,
+            ctx.hold,
+            [item.id for item in handled],
+            ctx.turn_key,
+            session_id,
+            events,
+            _tasks_updated(model_items) if ctx.sent else [],
+            "\n\n".join(ctx.sent),
+        )
         # With the other turns' writes of the moment (their replies, their own ends): alone,
         # each turn's end paid a write transaction of its own. A lost hold is an answer, not an
         # error, so the rest of the group still commits.
-        logged = await self.services.db.grouped(write)
+        logged = await self.services.db.grouped(Together(_end_each, ending))
         if logged is None:
             raise TurnTakenOver(f"conversation {ctx.conversation.id} was taken over")
         return logged
+
+
+@dataclass(frozen=True)
+class _Starting:
+    turn: BotTurn
+    conversation_id: int
+    hold: TurnHold
+
+
+async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Start | None]:
+    """The starts of a group's turns, a statement each for all of them: take the
+    conversations and read what the turns work with. None for a turn whose conversation
+    another turn has, or where nothing waits (its hold then given back at once)."""
+    taken = await holds.take(tx, [s.hold for s in starting])
+    ours = [s for s, ok in zip(starting, taken, strict=True) if ok]
+    ids = [s.conversation_id for s in ours]
+    convs = await conversations.for_turns(tx, ids)
+    waiting = await inbox.pending_for_conversations(tx, ids)
+    await holds.give_back(tx, [s.hold for s in ours if s.conversation_id not in waiting])
+    begun = {
+        s.conversation_id: s.turn._begin(
+            convs[s.conversation_id], waiting[s.conversation_id], s.hold
+        )
+        for s in ours
+        if s.conversation_id in waiting
+    }
+    new = [
+        (b.ctx.conversation.id, f"{b.ctx.conversation.platform}:{b.ctx.conversation.chat_id}")
+        for b in begun.values()
+        if not b.coordination
+    ]
+    made = await sessions.new_coordinations(tx, new, utcnow())
+    for conversation_id, session_id in made.items():
+        begun[conversation_id].coordination = session_id
+    for s in ours:  # read here, not in a read of its own
+        start = begun.get(s.conversation_id)
+        if start is not None and s.turn._wants_history(start):
+            budget = s.turn._history_budget(start.ctx, start.for_model)
+            start.context = (
+                history.EMPTY
+                if s.conversation_id in made
+                else await history.load_context(tx, start.coordination, budget)
+            )
+    return [
+        begun.get(s.conversation_id) if ok else None for s, ok in zip(starting, taken, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class _Ending:
+    services: Services
+    hold: TurnHold
+    handled: list[int]
+    turn_key: str
+    session_id: int
+    events: list[tuple[str, str, dict[str, object] | None]]
+    tasks_updated: list[int]  # told the user about in `sent`
+    sent: str
+
+
+async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | None]:
+    """The ends of a group's turns, a statement each for all of them: give the holds back,
+    mark the batches delivered and log the turns. None for a turn whose hold was lost
+    (nothing written for it); else whether something was logged."""
+    given = await holds.give_back(tx, [e.hold for e in endings])
+    ended = [e for e, ok in zip(endings, given, strict=True) if ok]
+    now = utcnow()
+    await inbox.mark_delivered_each(tx, [(e.handled, e.turn_key) for e in ended], now)
+    logged = [e for e in ended if e.events]
+    await sessions.log_each(tx, [(e.session_id, e.events) for e in logged], now)
+    for ending in logged:  # what the user was told also goes into the task's own log
+        for task_id in ending.tasks_updated:
+            if await tx.get(Session, task_id) is not None:
+                told_user = ("assistant", ending.sent, {"told_user": True})
+                await sessions.append_events(tx, task_id, [told_user], now)
+    if logged:
+        await logged[0].services.notifier.publish(tx, SESSION_INDEX_TOPIC)
+    return [(bool(e.events) if ok else None) for e, ok in zip(endings, given, strict=True)]
 
 
 @dataclass

@@ -12,15 +12,18 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.framing import quote_data
+from bot.assistant import holds
 from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
+from bot.assistant.holds import TurnHold, TurnTakenOver
 from bot.config import Settings
 from bot.services import Services
+from storage.db import Together
 from storage.repos import inbox, outbox
 from storage.types import utcnow
 
@@ -32,29 +35,6 @@ NOTICE_HINTS = {
     "evidence. You may offer to track it as a task; start one only if they agree.",
 }
 _STRUCTURED = re.compile(r"^(#{1,6} |\|.*\||```)", re.MULTILINE)
-
-
-class TurnHold(Protocol):
-    """The turn's exclusive hold on its conversation (the worker's lease). Every write of the
-    turn that the user could see (a reply, the batch marked delivered) checks it in its own
-    transaction: a turn whose hold lapsed (its replica cut off from the database longer than
-    its liveness) may still be running when another turn takes the conversation over, and it
-    must then write nothing more, or both would answer the same input."""
-
-    async def take(self, tx: AsyncSession) -> bool:
-        """Take the conversation for this turn; False if another turn has it."""
-
-    async def holds(self, tx: AsyncSession) -> bool:
-        """Still this turn's (and extended; on PostgreSQL its row stays locked to the end of
-        `tx`, so no takeover commits in between); False once another turn has taken it."""
-
-    async def give_back(self, tx: AsyncSession) -> bool:
-        """Give it back; False if it was no longer this turn's."""
-
-
-class TurnTakenOver(Exception):
-    """Another turn has taken the conversation over: this one stops, having written nothing
-    more (the batch is the other turn's to answer)."""
 
 
 @dataclass(frozen=True)
@@ -156,17 +136,12 @@ class TurnContext:
         be mere text, so they stay for the next turn, which answers them as such."""
         known = {item.id for item in self.batch}
         settings, conv = self.services.settings, self.conversation
-
-        async def read(tx: AsyncSession) -> list[BatchItem]:
-            rows = await inbox.pending_for_conversation(tx, conv.id)
-            fresh = [BatchItem.of(row) for row in rows if row.id not in known]
-            assign_roles(settings, conv.platform, fresh)
-            return fresh
-
         # Asked by every turn that ends (`sleep`): in the grouped write of the moment (the
-        # other turns' replies and ends), not in a read transaction of its own, which cost
-        # as much as the rest of the turn's start.
-        fresh = await self.services.db.grouped(read)
+        # other turns' replies and ends), with the other turns' asking there, not in a read
+        # transaction of its own, which cost as much as the rest of the turn's start.
+        rows = await self.services.db.grouped(Together(_pending_of_each, conv.id))
+        fresh = [BatchItem.of(row) for row in rows if row.id not in known]
+        assign_roles(settings, conv.platform, fresh)
         fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:
             self._assign_ref(item)
@@ -228,6 +203,13 @@ def reply_key(turn_key: str, ordinal: int) -> str:
     return f"b{digest[:39]}"
 
 
+@dataclass(frozen=True)
+class _Reply:
+    services: Services
+    hold: TurnHold
+    row: dict[str, Any]  # `outbox.enqueue_all`'s
+
+
 async def enqueue_reply(
     services: Services,
     conversation: ConversationView,
@@ -239,34 +221,47 @@ async def enqueue_reply(
     """Write one reply to the outbox, if the turn still `hold`s its conversation (else raise
     TurnTakenOver); False if this key was written before."""
     content_type, content = _content(text)
-
-    async def write(tx: AsyncSession) -> tuple[bool, int | None]:
-        if not await hold.holds(tx):
-            return False, None
-        row_id = await outbox.enqueue(
-            tx,
-            idempotency_key=key,
-            platform=conversation.platform,
-            chat_id=conversation.chat_id,
-            conversation_id=conversation.id,
-            content_type=content_type,
-            content=content,
-            reply_to=reply_to.message_id if reply_to else None,
-            in_thread=bool(reply_to and reply_to.payload.get("thread_id")),
-            now=utcnow(),
-        )
-        if row_id is not None:  # other replicas hear of it at commit, on this connection
-            await services.notifier.publish(tx, outbox.OUTBOX_TOPIC)
-        return True, row_id
-
+    row = {
+        "idempotency_key": key,
+        "platform": conversation.platform,
+        "chat_id": conversation.chat_id,
+        "conversation_id": conversation.id,
+        "content_type": content_type,
+        "content": content,
+        "reply_to": reply_to.message_id if reply_to else None,
+        "in_thread": bool(reply_to and reply_to.payload.get("thread_id")),
+    }
     # With the other turns' replies of the moment; a lost hold is an answer, not an error (an
     # error would roll the whole group back and commit each of its writes again alone).
-    held, row_id = await services.db.grouped(write)
+    held, row_id = await services.db.grouped(Together(_write_replies, _Reply(services, hold, row)))
     if not held:
         raise TurnTakenOver(f"conversation {conversation.id} was taken over by another turn")
     if row_id is not None:
         services.notifier.wake_local(outbox.OUTBOX_TOPIC)
     return row_id is not None
+
+
+async def _write_replies(tx: AsyncSession, replies: list[_Reply]) -> list[tuple[bool, int | None]]:
+    """The replies of a group's turns: their holds checked, and those still held written,
+    in one statement each; (held, the new row's id or None if its key was written before)."""
+    held = await holds.check(tx, [reply.hold for reply in replies])
+    rows = [reply.row for reply, ok in zip(replies, held, strict=True) if ok]
+    written = await outbox.enqueue_all(tx, rows, utcnow())
+    if written:  # other replicas hear of it at commit, on this connection
+        await replies[0].services.notifier.publish(tx, outbox.OUTBOX_TOPIC)
+    results: list[tuple[bool, int | None]] = []
+    for reply, ok in zip(replies, held, strict=True):
+        # A key twice in one group (never, in practice) is written once: the first says so.
+        row_id = written.pop(reply.row["idempotency_key"], None) if ok else None
+        results.append((ok, row_id))
+    return results
+
+
+async def _pending_of_each(
+    tx: AsyncSession, conversation_ids: list[int]
+) -> list[list[inbox.Pending]]:
+    found = await inbox.pending_for_conversations(tx, conversation_ids)
+    return [found.get(conversation_id, []) for conversation_id in conversation_ids]
 
 
 def _content(text: str) -> tuple[str, dict[str, Any]]:

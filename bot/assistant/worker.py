@@ -22,12 +22,10 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.agent.tools import ToolRegistry
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.turn import BotTurn
-from bot.assistant.turn_context import TurnContext, TurnHold
+from bot.assistant.turn_context import TurnContext
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.renewal import renewed
 from bot.host.workers import PoolWorker
@@ -50,7 +48,7 @@ def lease_name(conversation_id: int) -> str:
 
 
 @dataclass
-class ConversationLease(TurnHold):
+class ConversationLease:  # a TurnHold
     conversation_id: int
     owner: str
     held_elsewhere: bool = field(default=False, init=False)  # found another turn's
@@ -59,21 +57,17 @@ class ConversationLease(TurnHold):
     def name(self) -> str:
         return lease_name(self.conversation_id)
 
-    def _ours(self, held: bool) -> bool:
-        self.held_elsewhere |= not held
-        return held
+    @property
+    def ttl(self) -> timedelta:
+        return LEASE_TTL
 
-    async def take(self, tx: AsyncSession) -> bool:
-        return self._ours(await leases.acquire(tx, self.name, self.owner, LEASE_TTL, utcnow()))
-
-    async def holds(self, tx: AsyncSession) -> bool:
-        return self._ours(await leases.renew(tx, self.name, self.owner, LEASE_TTL, utcnow()))
-
-    async def give_back(self, tx: AsyncSession) -> bool:
-        return self._ours(await leases.release(tx, self.name, self.owner))
+    def lost(self) -> None:
+        self.held_elsewhere = True
 
     async def renew(self, db: Database) -> bool:
-        async with db.write() as tx:  # not holds(): a beat just after the last write is no takeover
+        # Not holds.check(): a beat that finds the lease given back (just after the turn's
+        # last write) is no takeover.
+        async with db.write() as tx:
             return await leases.renew(tx, self.name, self.owner, LEASE_TTL, utcnow())
 
 

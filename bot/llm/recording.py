@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.llm.client import ModelCallRecord
-from storage.db import Database
+from storage.db import Database, Together
 from storage.models import ModelCall
 from storage.repos import model_calls
 
@@ -22,4 +22,4 @@ class DatabaseRecorder:
             error=call.error,
             created_at=call.created_at,
         )
-        await self.db.grouped(lambda tx: model_calls.insert(tx, row))  # with others' records
+        await self.db.grouped(Together(model_calls.insert_all, row))  # with others' records

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from typing import Any, NamedTuple, cast
@@ -95,6 +95,19 @@ async def for_turn(tx: AsyncSession, conversation_id: int) -> ForTurn | None:
     """One row, by a statement built once (every turn reads it)."""
     row = (await tx.execute(_FOR_TURN, {"conversation_id": conversation_id})).first()
     return ForTurn(*row) if row is not None else None
+
+
+_FOR_TURNS = select(*(_CONVERSATIONS.c[f] for f in ForTurn._fields)).where(
+    _CONVERSATIONS.c.id.in_(bindparam("conversation_ids", expanding=True))
+)
+
+
+async def for_turns(tx: AsyncSession, conversation_ids: Collection[int]) -> dict[int, ForTurn]:
+    """`for_turn` of each, in one statement (a group of Bot turns); a missing one left out."""
+    if not conversation_ids:
+        return {}
+    rows = await tx.execute(_FOR_TURNS, {"conversation_ids": list(conversation_ids)})
+    return {row.id: ForTurn(*row) for row in rows}
 
 
 async def find_dm(tx: AsyncSession, platform: str, open_id: str) -> Conversation | None:

@@ -120,6 +120,45 @@ async def pending_for_conversation(
     ]
 
 
+# The same for several conversations in one statement (a group of Bot turns): each one's
+# first `limit` items, numbered within their conversation.
+_NUMBERED = (
+    select(
+        *(_ITEMS.c[f] for f in Pending._fields[:-1]),
+        _LISTED_ADMIN,
+        _ITEMS.c.conversation_id,
+        func.row_number()
+        .over(partition_by=_ITEMS.c.conversation_id, order_by=_ITEMS.c.id)
+        .label("nth"),
+    )
+    .where(
+        _ITEMS.c.conversation_id.in_(bindparam("conversation_ids", expanding=True)),
+        _ITEMS.c.delivered_at.is_(None),
+    )
+    .subquery()
+)
+_PENDING_FOR_EACH = (
+    select(_NUMBERED)
+    .where(_NUMBERED.c.nth <= bindparam("limit", type_=Integer()))
+    .order_by(_NUMBERED.c.id)
+)
+
+
+async def pending_for_conversations(
+    tx: AsyncSession, conversation_ids: Collection[int], limit: int = 100
+) -> dict[int, list[Pending]]:
+    """`pending_for_conversation` of each, in one statement; a conversation with nothing
+    waiting is left out."""
+    if not conversation_ids:
+        return {}
+    found: dict[int, list[Pending]] = {}
+    bound = {"conversation_ids": list(conversation_ids), "limit": limit}
+    for row in await tx.execute(_PENDING_FOR_EACH, bound):
+        pending = Pending(row.id, row.kind, row.payload, row.created_at, bool(row.listed_admin))
+        found.setdefault(row.conversation_id, []).append(pending)
+    return found
+
+
 # Which conversations are ready for a turn, asked by the Bot for every free slot. The database
 # decides, not this process: the oldest-first scan of every waiting conversation (two times
 # each to parse and compare in Python, up to a few hundred rows a claim) cost as much CPU as
@@ -244,6 +283,26 @@ _MARK_DELIVERED = (
     .where(_ITEMS.c.id.in_(bindparam("ids", expanding=True)), _ITEMS.c.delivered_at.is_(None))
     .values(delivered_at=NOW, batch_id=bindparam("batch_id", type_=String()))
 )
+
+
+_MARK_ONE_DELIVERED = (
+    update(_ITEMS)
+    .where(_ITEMS.c.id == bindparam("item_id", type_=Integer()), _ITEMS.c.delivered_at.is_(None))
+    .values(delivered_at=NOW, batch_id=bindparam("batch_id", type_=String()))
+)
+
+
+async def mark_delivered_each(
+    tx: AsyncSession, batches: Sequence[tuple[Collection[int], str]], now: datetime
+) -> None:
+    """`mark_delivered` of several batches (item ids, batch id), in one executemany."""
+    rows = [
+        {"item_id": item_id, "batch_id": batch_id, "now": now}
+        for item_ids, batch_id in batches
+        for item_id in item_ids
+    ]
+    if rows:
+        await tx.execute(_MARK_ONE_DELIVERED, rows)
 
 
 async def count_pending(tx: AsyncSession, conversation_id: int | None = None) -> int:

@@ -40,6 +40,13 @@ async def insert(tx: AsyncSession, call: ModelCall) -> None:
     await tx.execute(_INSERT, {name: getattr(call, name) for name in _FIELDS})
 
 
+async def insert_all(tx: AsyncSession, calls: Sequence[ModelCall]) -> list[None]:
+    """`insert` of each, in one executemany (a None for each: a grouped write's results)."""
+    if calls:
+        await tx.execute(_INSERT, [{name: getattr(c, name) for name in _FIELDS} for c in calls])
+    return [None] * len(calls)
+
+
 async def usage_since(tx: AsyncSession, since: datetime) -> ModelUsage:
     row = (
         await tx.execute(

@@ -7,6 +7,8 @@ in the order they were written, one at a time (`_DUE`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -78,6 +80,24 @@ async def enqueue(
         "now": now,
     }
     return (await tx.execute(stmt, bound)).scalar_one_or_none()
+
+
+def _enqueue_all(insert: Any) -> Any:
+    return _enqueue(insert).returning(OutboxMessage.__table__.c.idempotency_key)
+
+
+_ENQUEUE_ALL = per_dialect(_enqueue_all)
+
+
+async def enqueue_all(
+    tx: AsyncSession, rows: list[dict[str, Any]], now: datetime
+) -> dict[str, int]:
+    """`enqueue` of several rows (its keyword arguments but `now`, as dicts) in one statement:
+    idempotency key -> id, for the keys not enqueued before."""
+    if not rows:
+        return {}
+    result = await tx.execute(_ENQUEUE_ALL(tx), [{**row, "now": now} for row in rows])
+    return {str(key): int(row_id) for row_id, key in result}
 
 
 _EARLIER = aliased(OutboxMessage, name="earlier")
@@ -172,6 +192,56 @@ def _finish(*, sent: bool) -> Any:
 
 
 _FINISH, _FINISH_SENT = _finish(sent=False), _finish(sent=True)
+_STILL_CLAIMED = (
+    select(OutboxMessage.__table__.c.id)
+    .where(
+        OutboxMessage.__table__.c.id.in_(bindparam("ids", expanding=True)),
+        OutboxMessage.__table__.c.lease_owner == bindparam("owner", type_=String()),
+    )
+    .with_for_update()  # PostgreSQL: no takeover between this and the settling
+)
+
+
+@dataclass(frozen=True)
+class Settling:
+    """One claimed row's outcome, as `finish` takes it."""
+
+    row_id: int
+    state: str
+    error: str | None = None
+    platform_message_ids: list[str] | None = None
+
+
+async def finish_each(
+    tx: AsyncSession, owner: str, settlings: Sequence[Settling], now: datetime
+) -> list[bool]:
+    """`finish` of several claimed rows, in a statement or two for all of them (the senders'
+    deliveries of a moment end together): for each, False if its claim was lost."""
+    if not settlings:
+        return []
+    ids = [s.row_id for s in settlings]
+    held = set((await tx.execute(_STILL_CLAIMED, {"ids": ids, "owner": owner})).scalars())
+    sent: list[dict[str, Any]] = []
+    other: list[dict[str, Any]] = []
+    for settling in settlings:
+        if settling.row_id not in held:
+            continue
+        bound: dict[str, Any] = {
+            "row_id": settling.row_id,
+            "owner": owner,
+            "state": settling.state,
+            "last_error": settling.error[:2000] if settling.error else None,
+        }
+        if settling.state == SENT:
+            ids_sent = settling.platform_message_ids
+            sent.append(bound | {"sent_at": now, "platform_message_ids": ids_sent})
+        else:
+            other.append(bound)
+    if sent:
+        await tx.execute(_FINISH_SENT, sent)
+    if other:
+        await tx.execute(_FINISH, other)
+    return [row_id in held for row_id in ids]
 
 
 async def retry_later(
@@ -205,9 +275,7 @@ async def by_conversation(
     return list((await tx.scalars(stmt)).all())
 
 
-async def count_by_state(
-    tx: AsyncSession, conversation_id: int | None = None
-) -> dict[str, int]:
+async def count_by_state(tx: AsyncSession, conversation_id: int | None = None) -> dict[str, int]:
     """Rows per state: all of them, or one conversation's."""
     stmt = select(OutboxMessage.state, func.count(OutboxMessage.id)).group_by(OutboxMessage.state)
     if conversation_id is not None:

@@ -154,6 +154,24 @@ async def new_coordination(
     return made
 
 
+async def new_coordinations(
+    tx: AsyncSession, conversations: Sequence[tuple[int, str]], now: datetime
+) -> dict[int, int]:
+    """`new_coordination` for each (conversation id, Session name), in two statements: the
+    conversation id -> its new Session's id."""
+    if not conversations:
+        return {}
+    rows = [{"conversation_id": c, "session_name": name, "now": now} for c, name in conversations]
+    made = await tx.execute(
+        _NEW_COORDINATION.returning(_SESSIONS.c.conversation_id),
+        rows,
+    )
+    sessions = {int(conversation): int(session) for session, conversation in made}
+    points = [{"conversation_id": c, "session_id": s} for c, s in sessions.items()]
+    await tx.execute(_POINT_TO_COORDINATION, points)
+    return sessions
+
+
 async def append_events(
     tx: AsyncSession,
     session_id: int,
@@ -184,6 +202,23 @@ async def events_after(
 
 async def touch(tx: AsyncSession, session_id: int, now: datetime) -> None:
     await tx.execute(_TOUCH, {"session_id": session_id, "now": now})
+
+
+async def log_each(
+    tx: AsyncSession,
+    logs: Sequence[tuple[int, list[tuple[str, str, dict[str, Any] | None]]]],
+    now: datetime,
+) -> None:
+    """`append_events` and `touch` of several Sessions (id, events), one executemany each."""
+    rows = [
+        {"session_id": sid, "kind": kind, "text": text, "payload": payload, "created_at": now}
+        for sid, events in logs
+        for kind, text, payload in events
+    ]
+    if not rows:
+        return
+    await tx.execute(_NEXT_EVENT, rows)
+    await tx.execute(_TOUCH, [{"session_id": sid, "now": now} for sid in dict(logs)])
 
 
 async def recent_events(

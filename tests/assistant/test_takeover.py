@@ -151,13 +151,13 @@ async def test_a_conversation_another_replica_holds_is_not_claimed_again_at_once
     monkeypatch.setattr(bot_worker, "HELD_ELSEWHERE", LONG)
     monkeypatch.setattr(bot_worker, "MAX_DEBOUNCE", LONG.total_seconds())
     tries: list[str] = []
-    real_acquire = bot_worker.leases.acquire
+    real_acquire, real_acquire_all = leases.acquire, leases.acquire_all
 
-    async def counted_acquire(tx: Any, name: str, *args: Any, **kwargs: Any) -> bool:
-        tries.append(name)
-        return await real_acquire(tx, name, *args, **kwargs)
+    async def counted_acquire(tx: Any, names: list[str], *args: Any, **kwargs: Any) -> set[str]:
+        tries.extend(names)
+        return await real_acquire_all(tx, names, *args, **kwargs)
 
-    monkeypatch.setattr(bot_worker.leases, "acquire", counted_acquire)
+    monkeypatch.setattr(leases, "acquire_all", counted_acquire)  # as a turn's start takes it
     async with bot_world(make_world, ScriptedProvider([]), bot_debounce=LONG.total_seconds()) as w:
         await say(w, "ping")
         conv = await owner_dm(w)

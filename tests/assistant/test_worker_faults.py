@@ -23,16 +23,16 @@ send = ScriptedProvider.tool_call
 async def test_a_failed_lease_write_does_not_strand_the_conversation(
     make_world: WorldFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_acquire = bot_worker.leases.acquire
+    real_acquire = bot_worker.leases.acquire_all  # as a turn's start takes its conversation
     failures: list[str] = []
 
-    async def acquire_failing_once(*args: Any, **kwargs: Any) -> bool:
-        if not failures and str(args[1]).startswith("bot:conversation:"):
-            failures.append(args[1])
-            raise OperationalError("UPDATE leases", {}, Exception("the database restarted"))
+    async def acquire_failing_once(*args: Any, **kwargs: Any) -> set[str]:
+        if not failures and any(str(n).startswith("bot:conversation:") for n in args[1]):
+            failures.extend(args[1])
+            raise OperationalError("INSERT INTO leases", {}, Exception("the database restarted"))
         return await real_acquire(*args, **kwargs)
 
-    monkeypatch.setattr(bot_worker.leases, "acquire", acquire_failing_once)
+    monkeypatch.setattr(bot_worker.leases, "acquire_all", acquire_failing_once)
     model = ScriptedProvider([send("send_user", {"text": "pong"}), sleep])
     async with bot_world(make_world, model) as w:
         await say(w, "ping")

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.db import Database
+from storage.db import Database, Together
 from storage.group_commit import GroupCommit
 from storage.repos import admins
 from storage.types import utcnow
@@ -80,3 +80,63 @@ async def test_a_caller_that_goes_away_leaves_its_write_to_be_committed(db: Data
     await db.dispose()  # waits for the writer, as a shutdown does
     async with db.read() as tx:
         assert await admins.exists(tx, "ou_gone")
+
+
+async def _add_each(tx: AsyncSession, open_ids: list[str]) -> list[bool]:
+    """A `Together` kind: every caller's admin in one call (its calls recorded)."""
+    KIND_CALLS.append(list(open_ids))
+    return [await admins.add(tx, open_id, "ou_owner", utcnow()) for open_id in open_ids]
+
+
+KIND_CALLS: list[list[str]] = []
+
+
+async def test_parts_of_one_kind_are_written_in_one_call_at_the_first_ones_place(
+    db: Database,
+) -> None:
+    """`Together` parts queued with plain writes: the kind runs once for all of its parts,
+    where its first part stood, and each caller gets its own part's result."""
+    KIND_CALLS.clear()
+    order: list[str] = []
+
+    def plain(name: str) -> Callable[[AsyncSession], Awaitable[str]]:
+        async def write(_tx: AsyncSession) -> str:
+            order.append(name if KIND_CALLS else f"{name} before the kind")
+            return name
+
+        return write
+
+    results = await asyncio.gather(
+        db.grouped(plain("first")),
+        db.grouped(Together(_add_each, "ou_a")),
+        db.grouped(plain("between")),
+        db.grouped(Together(_add_each, "ou_b")),
+        db.grouped(Together(_add_each, "ou_a")),  # its own answer: written by the first
+    )
+
+    assert results == ["first", True, "between", True, False]
+    assert KIND_CALLS == [["ou_a", "ou_b", "ou_a"]]
+    assert order == ["first before the kind", "between"]
+
+
+async def test_a_kind_that_fails_in_a_group_is_written_again_for_each_part_alone(
+    db: Database,
+) -> None:
+    KIND_CALLS.clear()
+
+    async def broken(tx: AsyncSession) -> bool:
+        await tx.execute(text("SELECT no_such_column FROM admins"))
+        return True
+
+    outcomes = await asyncio.gather(
+        db.grouped(Together(_add_each, "ou_a")),
+        db.grouped(broken),
+        db.grouped(Together(_add_each, "ou_b")),
+        return_exceptions=True,
+    )
+
+    assert outcomes[0] is True and outcomes[2] is True
+    assert isinstance(outcomes[1], Exception)
+    assert KIND_CALLS == [["ou_a", "ou_b"], ["ou_a"], ["ou_b"]], "the group, then each alone"
+    async with db.read() as tx:
+        assert sorted(await admins.all_ids(tx)) == ["ou_a", "ou_b"]

@@ -29,7 +29,7 @@ from sources.feishu.sdk import (
     ReplyMessageRequest,
     ReplyMessageRequestBody,
 )
-from storage.db import Database
+from storage.db import Database, Together
 from storage.repos import conversations, inbox, outbox
 from storage.types import utcnow
 
@@ -181,23 +181,10 @@ class FeishuSender(OutboxSender):
     ) -> None:
         SENT.labels(PLATFORM, state).inc()
 
-        async def settle(tx: AsyncSession) -> tuple[bool, bool]:
-            held = await outbox.finish(
-                tx,
-                row.id,
-                self.instance_id,
-                state=state,
-                now=utcnow(),
-                error=error,
-                platform_message_ids=message_ids,
-            )
-            if not held or state == outbox.SENT:
-                return held, False
-            return held, await self._notify_owner(tx, row, state, error or "")
-
-        # Grouped: the deliveries in flight end together, and each settling alone was a
-        # transaction of its own.
-        held, notice = await self.db.grouped(settle)
+        # Grouped: the deliveries in flight end together, settled in one statement or two,
+        # and each settling alone was a transaction of its own.
+        settling = outbox.Settling(row.id, state, error, message_ids)
+        held, notice = await self.db.grouped(Together(_settle_each, (self, row, settling)))
         if not held:
             log.warning("outbox %s: claim lost before settling as %s", row.id, state)
             return
@@ -206,9 +193,7 @@ class FeishuSender(OutboxSender):
         if notice:
             await self.notifier.notify(INBOX_TOPIC)
 
-    async def _notify_owner(
-        self, tx: AsyncSession, row: Claimed, state: str, error: str
-    ) -> bool:
+    async def _notify_owner(self, tx: AsyncSession, row: Claimed, state: str, error: str) -> bool:
         if not self.owner_open_id:
             return False
         owner_dm = await conversations.find_dm(tx, PLATFORM, self.owner_open_id)
@@ -228,3 +213,28 @@ class FeishuSender(OutboxSender):
             created_at=utcnow(),
         )
         return True
+
+
+async def _settle_each(
+    tx: AsyncSession, settling: list[tuple[FeishuSender, Claimed, outbox.Settling]]
+) -> list[tuple[bool, bool]]:
+    """The settlings of a group (its senders' deliveries that ended): (claim still held,
+    the owner told of a delivery that failed)."""
+    results: list[tuple[bool, bool]] = []
+    by_sender: dict[str, list[int]] = {}
+    for i, (sender, _, _) in enumerate(settling):
+        by_sender.setdefault(sender.instance_id, []).append(i)
+    held = [False] * len(settling)
+    for owner, members in by_sender.items():
+        outcomes = [settling[i][2] for i in members]
+        for i, ok in zip(
+            members, await outbox.finish_each(tx, owner, outcomes, utcnow()), strict=True
+        ):
+            held[i] = ok
+    for (sender, row, outcome), ok in zip(settling, held, strict=True):
+        if not ok or outcome.state == outbox.SENT:
+            results.append((ok, False))
+        else:
+            told = await sender._notify_owner(tx, row, outcome.state, outcome.error or "")
+            results.append((ok, told))
+    return results
