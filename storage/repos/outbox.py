@@ -19,6 +19,7 @@ from sqlalchemy.orm import aliased
 from storage.claims import NOW, claim, probe
 from storage.models import OutboxMessage
 from storage.repos._upsert import per_dialect
+from storage.types import UTCDateTime
 
 # Published when replies are queued: the channel senders (Feishu, console) wake on it.
 OUTBOX_TOPIC = "outbox"
@@ -38,12 +39,18 @@ _ENQUEUED_FIELDS = (
 )
 
 
+_DUE_NOW = bindparam("due", type_=UTCDateTime())
+
+
 def _enqueue(insert: Any) -> Any:
     table = OutboxMessage.__table__
     fields = {name: bindparam(name, type_=table.c[name].type) for name in _ENQUEUED_FIELDS}
     return (
         insert(table)
-        .values(**fields, state=PENDING, attempts=0, created_at=NOW, next_attempt_at=NOW)
+        # Due from `now`, bound again under a name of its own: a parameter twice in VALUES
+        # is sent once per row by SQLAlchemy's multi-row insert on asyncpg, and the server
+        # then asks for one more (the same below in `sessions`).
+        .values(**fields, state=PENDING, attempts=0, created_at=NOW, next_attempt_at=_DUE_NOW)
         .on_conflict_do_nothing(index_elements=["idempotency_key"])
         .returning(table.c.id)
     )
@@ -78,6 +85,7 @@ async def enqueue(
         "reply_to": reply_to,
         "in_thread": in_thread,
         "now": now,
+        "due": now,
     }
     return (await tx.execute(stmt, bound)).scalar_one_or_none()
 
@@ -96,7 +104,7 @@ async def enqueue_all(
     idempotency key -> id, for the keys not enqueued before."""
     if not rows:
         return {}
-    result = await tx.execute(_ENQUEUE_ALL(tx), [{**row, "now": now} for row in rows])
+    result = await tx.execute(_ENQUEUE_ALL(tx), [{**row, "now": now, "due": now} for row in rows])
     return {str(key): int(row_id) for row_id, key in result}
 
 

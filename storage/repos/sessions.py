@@ -40,7 +40,8 @@ _NEW_COORDINATION = (
         labels=[],
         is_archived=False,
         created_at=bindparam("now", type_=UTCDateTime()),
-        status_updated_at=bindparam("now", type_=UTCDateTime()),
+        # Not `now` again: see `outbox._DUE_NOW`.
+        status_updated_at=bindparam("status_at", type_=UTCDateTime()),
     )
     .returning(_SESSIONS.c.id)
 )
@@ -145,7 +146,12 @@ async def new_coordination(
     made = int(
         await tx.scalar(
             _NEW_COORDINATION,
-            {"conversation_id": conversation_id, "session_name": name, "now": now},
+            {
+                "conversation_id": conversation_id,
+                "session_name": name,
+                "now": now,
+                "status_at": now,
+            },
         )
     )
     await tx.execute(
@@ -161,7 +167,10 @@ async def new_coordinations(
     conversation id -> its new Session's id."""
     if not conversations:
         return {}
-    rows = [{"conversation_id": c, "session_name": name, "now": now} for c, name in conversations]
+    rows = [
+        {"conversation_id": c, "session_name": name, "now": now, "status_at": now}
+        for c, name in conversations
+    ]
     made = await tx.execute(
         _NEW_COORDINATION.returning(_SESSIONS.c.conversation_id),
         rows,
