@@ -7,7 +7,9 @@ The turn's exclusive hold on its conversation (`TurnHold`, the worker's lease) i
 the turn's first transaction and given back in its last: one write each, not three more. The
 first also reads the history the model is shown, rather than a read transaction of its own.
 Each reply and the last transaction check the hold: a turn that lost it (another took the
-conversation over) stops there, and the batch is the other turn's.
+conversation over) stops there, and the batch is the other turn's. The first and the last
+write are each one kind of a grouped write (`_start_each`, `_end_each`): the turns starting or
+ending in one group are written together, a statement each for all of them.
 """
 
 from __future__ import annotations
