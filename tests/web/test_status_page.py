@@ -6,6 +6,7 @@ refuses everyone."""
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import aiohttp
@@ -44,6 +45,11 @@ async def test_the_page_shows_what_is_red_with_what_to_do_and_draws_its_charts(
     [unasked] = data["unasked"]  # what the assistant said on its own, with its /why id
     assert unasked["name"].startswith("/why ") and NOTICE in unasked["detail"]
     assert "Said on its own (why)" in page and html.escape(NOTICE) in page
+    followers = [i for i in data["sources"] if i["name"].startswith("search index")]
+    assert len(followers) == 2 and all(  # in words, not the dict the checkpoint is stored as
+        re.fullmatch(r"indexed through entry \d+|nothing to index yet", i["detail"])
+        for i in followers
+    ), followers
 
 
 async def test_with_a_token_the_page_asks_for_it_and_the_login_form_lets_the_admin_in(

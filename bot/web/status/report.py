@@ -101,6 +101,12 @@ def _when(at: datetime | None, tz: tzinfo) -> str:
     return at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if at else "never"
 
 
+def _indexed_through(checkpoint: dict[str, object] | None) -> str:
+    """A follower's checkpoint as a person reads it (it was shown as the dict it is stored as)."""
+    seq = (checkpoint or {}).get("seq")
+    return f"indexed through entry {seq}" if seq else "nothing to index yet"
+
+
 async def _sources(services: Services, tz: tzinfo) -> list[Item]:
     items = []
     for src in await load_status(services.db):
@@ -111,7 +117,7 @@ async def _sources(services: Services, tz: tzinfo) -> list[Item]:
                 Item(
                     name=f"search index ({what})",
                     state=src.state,
-                    detail=f"indexed to {src.synced_cursor or 'the start'}"
+                    detail=_indexed_through(src.synced_cursor)
                     + (f"; last error: {src.last_error}" if src.last_error else ""),
                     red=red,
                     hint="the search backend refused writes: see the error; nothing is lost, it "
