@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from dataclasses import fields as dataclass_fields
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Integer, Table, bindparam, select, tuple_
+from sqlalchemy import Table, bindparam, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation
@@ -86,17 +86,6 @@ class ForTurn(NamedTuple):
 
 
 _CONVERSATIONS = cast(Table, Conversation.__table__)
-_FOR_TURN = select(*(_CONVERSATIONS.c[f] for f in ForTurn._fields)).where(
-    _CONVERSATIONS.c.id == bindparam("conversation_id", type_=Integer())
-)
-
-
-async def for_turn(tx: AsyncSession, conversation_id: int) -> ForTurn | None:
-    """One row, by a statement built once (every turn reads it)."""
-    row = (await tx.execute(_FOR_TURN, {"conversation_id": conversation_id})).first()
-    return ForTurn(*row) if row is not None else None
-
-
 _FOR_TURNS = select(*(_CONVERSATIONS.c[f] for f in ForTurn._fields)).where(
     _CONVERSATIONS.c.id.in_(bindparam("conversation_ids", expanding=True))
 )

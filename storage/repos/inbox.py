@@ -97,31 +97,20 @@ _LISTED_ADMIN = (
     .where(_ADMINS.c.open_id == _ITEMS.c.payload["sender_id"].as_string())
     .label("listed_admin")
 )
-# The Bot's hot path reads: built once, on the table (not the ORM entity), bound per call
-# (building a statement and its cache key, and loading ORM objects, cost more than running it).
-_PENDING_FOR = (
-    select(*(_ITEMS.c[f] for f in Pending._fields[:-1]), _LISTED_ADMIN)
-    .where(
-        _ITEMS.c.conversation_id == bindparam("conversation_id", type_=Integer()),
-        _ITEMS.c.delivered_at.is_(None),
-    )
-    .order_by(_ITEMS.c.id)
-    .limit(bindparam("limit", type_=Integer()))
-)
 
 
 async def pending_for_conversation(
     tx: AsyncSession, conversation_id: int, limit: int = 100
 ) -> list[Pending]:
-    bound = {"conversation_id": conversation_id, "limit": limit}
-    return [
-        Pending(row.id, row.kind, row.payload, row.created_at, bool(row.listed_admin))
-        for row in await tx.execute(_PENDING_FOR, bound)
-    ]
+    """A conversation's first `limit` undelivered items, oldest first."""
+    found = await pending_for_conversations(tx, [conversation_id], limit)
+    return found.get(conversation_id, [])
 
 
-# The same for several conversations in one statement (a group of Bot turns): each one's
-# first `limit` items, numbered within their conversation.
+# The Bot's hot path reads, built once, on the table (not the ORM entity), bound per call
+# (building a statement and its cache key, and loading ORM objects, cost more than running
+# it); for several conversations in one statement (a group of Bot turns), each one's first
+# `limit` items, numbered within their conversation.
 _NUMBERED = (
     select(
         *(_ITEMS.c[f] for f in Pending._fields[:-1]),
@@ -272,17 +261,9 @@ async def next_ready_at(
 
 async def mark_delivered(
     tx: AsyncSession, item_ids: list[int], batch_id: str, now: datetime
-) -> int:
-    bound = {"ids": item_ids, "now": now, "batch_id": batch_id}
-    result = await tx.execute(_MARK_DELIVERED, bound)
-    return int(getattr(result, "rowcount", 0) or 0)
-
-
-_MARK_DELIVERED = (
-    update(_ITEMS)
-    .where(_ITEMS.c.id.in_(bindparam("ids", expanding=True)), _ITEMS.c.delivered_at.is_(None))
-    .values(delivered_at=NOW, batch_id=bindparam("batch_id", type_=String()))
-)
+) -> None:
+    """Items handled by a turn (`batch_id`); those marked before stay as they were."""
+    await mark_delivered_each(tx, [(item_ids, batch_id)], now)
 
 
 _MARK_ONE_DELIVERED = (

@@ -37,7 +37,7 @@ _INSERT = core_insert(cast(Table, ModelCall.__table__))
 
 
 async def insert(tx: AsyncSession, call: ModelCall) -> None:
-    await tx.execute(_INSERT, {name: getattr(call, name) for name in _FIELDS})
+    await insert_all(tx, [call])
 
 
 async def insert_all(tx: AsyncSession, calls: Sequence[ModelCall]) -> list[None]:

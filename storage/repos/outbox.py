@@ -56,8 +56,10 @@ def _enqueue(insert: Any) -> Any:
     )
 
 
-# Once per reply: built once, bound per call.
-_ENQUEUE = per_dialect(_enqueue)
+# Built once, bound per call: the Bot's replies, a group's at once.
+_ENQUEUE_ALL = per_dialect(
+    lambda insert: _enqueue(insert).returning(OutboxMessage.__table__.c.idempotency_key)
+)
 
 
 async def enqueue(
@@ -74,8 +76,7 @@ async def enqueue(
     now: datetime,
 ) -> int | None:
     """The new row's id; None if this key was enqueued before (the same reply, retried)."""
-    stmt = _ENQUEUE(tx)
-    bound = {
+    row = {
         "idempotency_key": idempotency_key,
         "platform": platform,
         "chat_id": chat_id,
@@ -84,17 +85,8 @@ async def enqueue(
         "conversation_id": conversation_id,
         "reply_to": reply_to,
         "in_thread": in_thread,
-        "now": now,
-        "due": now,
     }
-    return (await tx.execute(stmt, bound)).scalar_one_or_none()
-
-
-def _enqueue_all(insert: Any) -> Any:
-    return _enqueue(insert).returning(OutboxMessage.__table__.c.idempotency_key)
-
-
-_ENQUEUE_ALL = per_dialect(_enqueue_all)
+    return (await enqueue_all(tx, [row], now)).get(idempotency_key)
 
 
 async def enqueue_all(
@@ -168,16 +160,9 @@ async def finish(
     platform_message_ids: list[str] | None = None,
 ) -> bool:
     """Settle a claimed row; False if the claim was lost meanwhile."""
-    bound: dict[str, Any] = {
-        "row_id": row_id,
-        "owner": owner,
-        "state": state,
-        "last_error": error[:2000] if error else None,
-    }
-    if state == SENT:
-        bound |= {"sent_at": now, "platform_message_ids": platform_message_ids}
-    result = await tx.execute(_FINISH_SENT if state == SENT else _FINISH, bound)
-    return bool(getattr(result, "rowcount", 0))
+    settling = Settling(row_id, state, error, platform_message_ids)
+    [held] = await finish_each(tx, owner, [settling], now)
+    return held
 
 
 def _finish(*, sent: bool) -> Any:

@@ -136,35 +136,14 @@ async def since_summary(
     return (summaries[-1] if summaries else None), [row for row in rows if row.kind != _SUMMARY]
 
 
-async def new_coordination(
-    tx: AsyncSession, conversation_id: int, *, name: str, now: datetime
-) -> int:
-    """Make the conversation's own Session (where the Bot's turns are logged) and point the
-    conversation at it (`coordination_session_id`, read with the conversation by each turn:
-    the Session is found without a query of its own). Only by the turn holding the
-    conversation's lease, so never twice."""
-    made = int(
-        await tx.scalar(
-            _NEW_COORDINATION,
-            {
-                "conversation_id": conversation_id,
-                "session_name": name,
-                "now": now,
-                "status_at": now,
-            },
-        )
-    )
-    await tx.execute(
-        _POINT_TO_COORDINATION, {"conversation_id": conversation_id, "session_id": made}
-    )
-    return made
-
-
 async def new_coordinations(
     tx: AsyncSession, conversations: Sequence[tuple[int, str]], now: datetime
 ) -> dict[int, int]:
-    """`new_coordination` for each (conversation id, Session name), in two statements: the
-    conversation id -> its new Session's id."""
+    """Make each conversation's own Session (where the Bot's turns are logged), named as
+    given, and point the conversation at it (`coordination_session_id`, read with the
+    conversation by each turn: the Session is found without a query of its own), in two
+    statements for all: conversation id -> its new Session's id. Only by the turns holding
+    the conversations' leases, so never twice."""
     if not conversations:
         return {}
     rows = [
@@ -209,16 +188,13 @@ async def events_after(
     return [Event(*row) for row in await tx.execute(_AFTER, bound)]
 
 
-async def touch(tx: AsyncSession, session_id: int, now: datetime) -> None:
-    await tx.execute(_TOUCH, {"session_id": session_id, "now": now})
-
-
 async def log_each(
     tx: AsyncSession,
     logs: Sequence[tuple[int, list[tuple[str, str, dict[str, Any] | None]]]],
     now: datetime,
 ) -> None:
-    """`append_events` and `touch` of several Sessions (id, events), one executemany each."""
+    """`append_events` of several Sessions (id, events), with their `last_message_at` set,
+    one executemany each."""
     rows = [
         {"session_id": sid, "kind": kind, "text": text, "payload": payload, "created_at": now}
         for sid, events in logs

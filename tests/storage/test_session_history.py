@@ -18,7 +18,8 @@ async def _coordination(db: Database, chat_id: str = "oc_history") -> int:
     async with db.write() as tx:
         made = await get_or_create_many(tx, [NewConversation("feishu", chat_id, "p2p")])
         conversation = made[("feishu", chat_id)]
-        return await sessions.new_coordination(tx, conversation.id, name=chat_id, now=NOW)
+        made_sessions = await sessions.new_coordinations(tx, [(conversation.id, chat_id)], NOW)
+        return made_sessions[conversation.id]
 
 
 async def _log(db: Database, session_id: int, *events: tuple[str, str, Any]) -> None:
