@@ -5,16 +5,18 @@ no turn slot. Time here is the input's own: a test moves a burst's `created_at` 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import event, select, update
 
 from bot.assistant import worker as bot_worker
-from bot.llm.scripted import ScriptedProvider
+from bot.llm.scripted import PlannedReply, ScriptedProvider
 from bot.llm.types import Message, ToolSpec
 from storage.models import Conversation, InboxItem
 from storage.types import utcnow
 from tests.assistant.support import bot_world, last_user_text, quiet, say, say_in_group
+from tests.fakes import Mention
 from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
 
@@ -28,7 +30,7 @@ def a_long_longest_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bot_worker, "MAX_DEBOUNCE", 2 * WINDOW)
 
 
-def answer_each_turn(messages: list[Message], _tools: list[ToolSpec]) -> object:
+def answer_each_turn(messages: list[Message], _tools: list[ToolSpec]) -> PlannedReply:
     """Answer the turn's input in one reply, then sleep."""
     if messages[-1].role == "tool":
         return send("sleep", {})
@@ -96,3 +98,71 @@ async def test_a_conversation_still_gathering_holds_no_turn_slot(
         await wait_until(both_answered, what="the group answered once its window passed")
         await quiet(w)
     assert [m.text for m in w.fake.sent] == ["got: ready", "got: still typing"]
+
+
+async def test_conversations_ready_together_start_together_and_each_is_answered_once(
+    make_world: WorldFactory,
+) -> None:
+    """Six groups whose input becomes ready at once: their turns start in one grouped write,
+    their leases taken in one statement for all of them (not one each), and each group gets
+    its own answer, once."""
+    chats = [f"oc_group_{n}" for n in range(6)]
+    model = a_model(len(chats))
+    lease_takes: list[list[str]] = []
+
+    def count_lease_takes(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if statement.startswith("INSERT INTO leases"):
+            values = params if isinstance(params, (list, tuple)) else [params]
+            names = [str(v) for v in _flat(values) if str(v).startswith("bot:conversation:")]
+            if names:
+                lease_takes.append(names)
+
+    async with bot_world(make_world, model, bot_debounce=WINDOW) as w:
+        engine = w.app.services.db.engine.sync_engine
+        event.listen(engine, "before_cursor_execute", count_lease_takes)
+        try:
+            for chat in chats:
+                w.fake.add_chat(chat, name=chat)
+                await say(
+                    w,
+                    f"@_user_1 hello from {chat}",
+                    sender="ou_member",
+                    chat_id=chat,
+                    chat_type="group",
+                    mentions=[Mention(open_id="ou_bot", name="Maka")],
+                )
+            await quiet(w, mid_turn=True)
+            async with w.app.services.db.write() as tx:  # every window is over at once
+                await tx.execute(
+                    update(InboxItem)
+                    .where(InboxItem.delivered_at.is_(None))
+                    .values(created_at=utcnow() - timedelta(seconds=WINDOW + 1))
+                )
+            await w.app.services.notifier.notify("inbox")
+
+            async def all_answered() -> bool:
+                return len(w.fake.sent) >= len(chats)
+
+            await wait_until(all_answered, what="an answer in each group")
+            await quiet(w)
+        finally:
+            event.remove(engine, "before_cursor_execute", count_lease_takes)
+    answers = {m.chat_id: m.content for m in w.fake.sent}
+    assert len(w.fake.sent) == len(chats) and sorted(answers) == sorted(chats)
+    assert all(f"hello from {chat}" in answers[chat] for chat in chats), answers
+    taken = [name for names in lease_takes for name in names]
+    assert len(set(taken)) == len(chats), lease_takes
+    assert len(lease_takes) < len(chats), f"one statement per turn: {lease_takes}"
+
+
+def _flat(values: Any) -> list[Any]:
+    """Bound parameters as a flat list, whatever shape the driver got them in."""
+    flat: list[Any] = []
+    for value in values:
+        if isinstance(value, dict):
+            flat.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            flat.extend(_flat(value))
+        else:
+            flat.append(value)
+    return flat
