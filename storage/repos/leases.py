@@ -112,7 +112,9 @@ async def acquire_all(
     if not names:
         return set()
     expires = now + ttl
-    rows = [{"name": n, "owner": owner, "expires": expires, "now": now} for n in names]
+    # In one order everywhere: two replicas' groups that want the same leases lock their rows
+    # in the same order, and do not deadlock.
+    rows = [{"name": n, "owner": owner, "expires": expires, "now": now} for n in sorted(names)]
     return set((await tx.execute(_ACQUIRE_ALL(tx), rows)).scalars())
 
 
