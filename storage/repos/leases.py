@@ -9,7 +9,7 @@ from typing import Any, cast
 from sqlalchemy import String, Table, bindparam, delete, literal_column, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.claims import NOW, owner_is_gone
+from storage.claims import owner_is_gone
 from storage.models import Lease
 from storage.repos._upsert import per_dialect
 from storage.types import UTCDateTime
@@ -21,29 +21,9 @@ _LEASES = cast(Table, Lease.__table__)  # Core, not the ORM entity: no ORM bulk-
 _CONFLICTING_OWNER = literal_column(f"{_LEASES.name}.owner", String())
 
 
-def _acquire(insert: Any) -> Any:
-    owner = bindparam("owner", type_=String())
-    expires = bindparam("expires", type_=UTCDateTime())
-    return (
-        insert(_LEASES)
-        .values(name=bindparam("name", type_=String()), owner=owner, expires_at=expires)
-        .values(acquired_at=NOW)
-        .on_conflict_do_update(
-            index_elements=[_LEASES.c.name],
-            set_={"owner": owner, "expires_at": expires},
-            where=or_(
-                _LEASES.c.expires_at < NOW,
-                _LEASES.c.owner == owner,
-                owner_is_gone(_CONFLICTING_OWNER, NOW),
-            ),
-        )
-        .returning(_LEASES.c.owner)
-    )
-
-
 def _acquire_all(insert: Any) -> Any:
-    """Several leases for one owner at once (multi-row VALUES: each row binds its own, and the
-    conflict check reads the row's time as `excluded`'s, not a parameter of its own)."""
+    """Leases for one owner (multi-row VALUES: each row binds its own, and the conflict check
+    reads the row's time as `excluded`'s, not a parameter of its own)."""
     stmt = insert(_LEASES)
     now = literal_column("excluded.acquired_at", UTCDateTime())
     return (
@@ -66,58 +46,9 @@ def _acquire_all(insert: Any) -> Any:
     )
 
 
-# Taken and given back twice per Bot turn: built once, bound per call.
-_ACQUIRE = per_dialect(_acquire)
+# Taken, renewed and given back by every Bot turn (a group's turns at once): built once,
+# bound per call. An UPDATE may not bind a column's own name ("name", "owner").
 _ACQUIRE_ALL = per_dialect(_acquire_all)
-_RELEASE = delete(_LEASES).where(
-    _LEASES.c.name == bindparam("name", type_=String()),
-    _LEASES.c.owner == bindparam("owner", type_=String()),
-)
-_RENEW = (  # an UPDATE may not bind a column's own name ("name", "owner")
-    update(_LEASES)
-    .where(
-        _LEASES.c.name == bindparam("lease", type_=String()),
-        _LEASES.c.owner == bindparam("holder", type_=String()),
-    )
-    .values(expires_at=bindparam("expires", type_=UTCDateTime()))
-)
-
-
-async def acquire(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
-    """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
-    stmt = _ACQUIRE(tx)
-    bound = {"name": name, "owner": owner, "expires": now + ttl, "now": now}
-    return (await tx.execute(stmt, bound)).scalar_one_or_none() == owner
-
-
-async def renew(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
-    """Extend a lease `owner` still holds; False once it holds it no more (given back, or
-    taken over): a renewal never takes a lease anew. On PostgreSQL the row stays locked to
-    the end of `tx`: a takeover waits for it, so a write checked by a renewal in the same
-    transaction commits before any other owner's."""
-    bound = {"lease": name, "holder": owner, "expires": now + ttl}
-    return bool(getattr(await tx.execute(_RENEW, bound), "rowcount", 0))
-
-
-async def release(tx: AsyncSession, name: str, owner: str) -> bool:
-    """Give `name` back; False if `owner` did not hold it (never, or no longer)."""
-    result = await tx.execute(_RELEASE, {"name": name, "owner": owner})
-    return bool(getattr(result, "rowcount", 0))
-
-
-async def acquire_all(
-    tx: AsyncSession, names: list[str], owner: str, ttl: timedelta, now: datetime
-) -> set[str]:
-    """`acquire` of each of `names` for `owner`, in one statement: the names it holds now."""
-    if not names:
-        return set()
-    expires = now + ttl
-    # In one order everywhere: two replicas' groups that want the same leases lock their rows
-    # in the same order, and do not deadlock.
-    rows = [{"name": n, "owner": owner, "expires": expires, "now": now} for n in sorted(names)]
-    return set((await tx.execute(_ACQUIRE_ALL(tx), rows)).scalars())
-
-
 _RENEW_ALL = (
     update(_LEASES)
     .where(
@@ -137,11 +68,41 @@ _RELEASE_ALL = (
 )
 
 
+async def acquire(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
+    """Take or renew `name` for `owner`; True if `owner` holds it afterwards."""
+    return name in await acquire_all(tx, [name], owner, ttl, now)
+
+
+async def renew(tx: AsyncSession, name: str, owner: str, ttl: timedelta, now: datetime) -> bool:
+    """Extend a lease `owner` still holds; False once it holds it no more (given back, or
+    taken over): a renewal never takes a lease anew. On PostgreSQL the row stays locked to
+    the end of `tx`: a takeover waits for it, so a write checked by a renewal in the same
+    transaction commits before any other owner's."""
+    return name in await renew_all(tx, [name], owner, ttl, now)
+
+
+async def release(tx: AsyncSession, name: str, owner: str) -> bool:
+    """Give `name` back; False if `owner` did not hold it (never, or no longer)."""
+    return name in await release_each(tx, [name], owner)
+
+
+async def acquire_all(
+    tx: AsyncSession, names: list[str], owner: str, ttl: timedelta, now: datetime
+) -> set[str]:
+    """`acquire` of each of `names` for `owner`, in one statement: the names it holds now."""
+    if not names:
+        return set()
+    expires = now + ttl
+    # In one order everywhere: two replicas' groups that want the same leases lock their rows
+    # in the same order, and do not deadlock.
+    rows = [{"name": n, "owner": owner, "expires": expires, "now": now} for n in sorted(names)]
+    return set((await tx.execute(_ACQUIRE_ALL(tx), rows)).scalars())
+
+
 async def renew_all(
     tx: AsyncSession, names: list[str], owner: str, ttl: timedelta, now: datetime
 ) -> set[str]:
-    """`renew` of each of `names`, in one statement: the names `owner` still holds (on
-    PostgreSQL locked to the end of `tx`, as with `renew`)."""
+    """`renew` of each of `names`, in one statement: the names `owner` still holds."""
     if not names:
         return set()
     bound = {"names": names, "holder": owner, "expires": now + ttl}
