@@ -160,8 +160,8 @@ async def finish(
     platform_message_ids: list[str] | None = None,
 ) -> bool:
     """Settle a claimed row; False if the claim was lost meanwhile."""
-    settling = Settling(row_id, state, error, platform_message_ids)
-    [held] = await finish_each(tx, owner, [settling], now)
+    settling = Settling(row_id, owner, state, error, platform_message_ids)
+    [held] = await finish_each(tx, [settling], now)
     return held
 
 
@@ -185,12 +185,9 @@ def _finish(*, sent: bool) -> Any:
 
 
 _FINISH, _FINISH_SENT = _finish(sent=False), _finish(sent=True)
-_STILL_CLAIMED = (
-    select(OutboxMessage.__table__.c.id)
-    .where(
-        OutboxMessage.__table__.c.id.in_(bindparam("ids", expanding=True)),
-        OutboxMessage.__table__.c.lease_owner == bindparam("owner", type_=String()),
-    )
+_CLAIMED_BY = (
+    select(OutboxMessage.__table__.c.id, OutboxMessage.__table__.c.lease_owner)
+    .where(OutboxMessage.__table__.c.id.in_(bindparam("ids", expanding=True)))
     .with_for_update()  # PostgreSQL: no takeover between this and the settling
 )
 
@@ -200,28 +197,26 @@ class Settling:
     """One claimed row's outcome, as `finish` takes it."""
 
     row_id: int
+    owner: str  # who claimed it
     state: str
     error: str | None = None
     platform_message_ids: list[str] | None = None
 
 
-async def finish_each(
-    tx: AsyncSession, owner: str, settlings: Sequence[Settling], now: datetime
-) -> list[bool]:
+async def finish_each(tx: AsyncSession, settlings: Sequence[Settling], now: datetime) -> list[bool]:
     """`finish` of several claimed rows, in a statement or two for all of them (the senders'
     deliveries of a moment end together): for each, False if its claim was lost."""
     if not settlings:
         return []
     ids = [s.row_id for s in settlings]
-    held = set((await tx.execute(_STILL_CLAIMED, {"ids": ids, "owner": owner})).scalars())
+    claimed_by = dict((await tx.execute(_CLAIMED_BY, {"ids": ids})).all())
+    held = [claimed_by.get(s.row_id) == s.owner for s in settlings]
     sent: list[dict[str, Any]] = []
     other: list[dict[str, Any]] = []
-    for settling in settlings:
-        if settling.row_id not in held:
-            continue
+    for settling in (s for s, ok in zip(settlings, held, strict=True) if ok):
         bound: dict[str, Any] = {
             "row_id": settling.row_id,
-            "owner": owner,
+            "owner": settling.owner,
             "state": settling.state,
             "last_error": settling.error[:2000] if settling.error else None,
         }
@@ -234,7 +229,7 @@ async def finish_each(
         await tx.execute(_FINISH_SENT, sent)
     if other:
         await tx.execute(_FINISH, other)
-    return [row_id in held for row_id in ids]
+    return held
 
 
 async def retry_later(

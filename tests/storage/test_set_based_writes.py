@@ -140,11 +140,10 @@ async def test_several_deliveries_settle_at_once_and_a_lost_claim_is_told(db: Da
     async with db.write() as tx:
         held = await outbox.finish_each(
             tx,
-            "me",
             [
-                outbox.Settling(sent, outbox.SENT, platform_message_ids=["om_1"]),
-                outbox.Settling(failed, outbox.FAILED, "refused"),
-                outbox.Settling(lost, outbox.SENT, platform_message_ids=["om_3"]),
+                outbox.Settling(sent, "me", outbox.SENT, platform_message_ids=["om_1"]),
+                outbox.Settling(failed, "me", outbox.FAILED, "refused"),
+                outbox.Settling(lost, "me", outbox.SENT, platform_message_ids=["om_3"]),
             ],
             NOW,
         )

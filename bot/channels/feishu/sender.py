@@ -183,7 +183,7 @@ class FeishuSender(OutboxSender):
 
         # Grouped: the deliveries in flight end together, settled in one statement or two,
         # and each settling alone was a transaction of its own.
-        settling = outbox.Settling(row.id, state, error, message_ids)
+        settling = outbox.Settling(row.id, self.instance_id, state, error, message_ids)
         held, notice = await self.db.grouped(Together(_settle_each, (self, row, settling)))
         if not held:
             log.warning("outbox %s: claim lost before settling as %s", row.id, state)
@@ -220,17 +220,8 @@ async def _settle_each(
 ) -> list[tuple[bool, bool]]:
     """The settlings of a group (its senders' deliveries that ended): (claim still held,
     the owner told of a delivery that failed)."""
+    held = await outbox.finish_each(tx, [outcome for _, _, outcome in settling], utcnow())
     results: list[tuple[bool, bool]] = []
-    by_sender: dict[str, list[int]] = {}
-    for i, (sender, _, _) in enumerate(settling):
-        by_sender.setdefault(sender.instance_id, []).append(i)
-    held = [False] * len(settling)
-    for owner, members in by_sender.items():
-        outcomes = [settling[i][2] for i in members]
-        for i, ok in zip(
-            members, await outbox.finish_each(tx, owner, outcomes, utcnow()), strict=True
-        ):
-            held[i] = ok
     for (sender, row, outcome), ok in zip(settling, held, strict=True):
         if not ok or outcome.state == outbox.SENT:
             results.append((ok, False))
