@@ -11,6 +11,7 @@ from sqlalchemy import Table, bindparam, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation
+from storage.repos._lists import in_list
 from storage.repos._upsert import per_dialect
 
 
@@ -87,7 +88,7 @@ class ForTurn(NamedTuple):
 
 _CONVERSATIONS = cast(Table, Conversation.__table__)
 _FOR_TURNS = select(*(_CONVERSATIONS.c[f] for f in ForTurn._fields)).where(
-    _CONVERSATIONS.c.id.in_(bindparam("conversation_ids", expanding=True))
+    in_list(_CONVERSATIONS.c.id, "conversation_ids")
 )
 
 

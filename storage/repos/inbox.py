@@ -24,6 +24,7 @@ from sqlalchemy.sql.expression import ColumnElement, Exists
 
 from storage.claims import NOW
 from storage.models import Admin, InboxItem
+from storage.repos._lists import in_list, not_in_list
 from storage.repos._upsert import insert_for
 from storage.types import UTCDateTime
 
@@ -121,7 +122,7 @@ _NUMBERED = (
         .label("nth"),
     )
     .where(
-        _ITEMS.c.conversation_id.in_(bindparam("conversation_ids", expanding=True)),
+        in_list(_ITEMS.c.conversation_id, "conversation_ids"),
         _ITEMS.c.delivered_at.is_(None),
     )
     .subquery()
@@ -156,7 +157,7 @@ async def pending_for_conversations(
 _WAITING_ITEMS = (
     _ITEMS.c.conversation_id.is_not(None),
     _ITEMS.c.delivered_at.is_(None),
-    _ITEMS.c.conversation_id.not_in(bindparam("skip", expanding=True)),
+    not_in_list(_ITEMS.c.conversation_id, "skip"),
 )
 _OLDEST, _NEWEST = func.min(_ITEMS.c.created_at), func.max(_ITEMS.c.created_at)
 _QUIET_SINCE = bindparam("quiet_since", type_=UTCDateTime())

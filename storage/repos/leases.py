@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import owner_is_gone
 from storage.models import Lease
+from storage.repos._lists import in_list
 from storage.repos._upsert import per_dialect
 from storage.types import UTCDateTime
 
@@ -52,7 +53,7 @@ _ACQUIRE_ALL = per_dialect(_acquire_all)
 _RENEW_ALL = (
     update(_LEASES)
     .where(
-        _LEASES.c.name.in_(bindparam("names", expanding=True)),
+        in_list(_LEASES.c.name, "names"),
         _LEASES.c.owner == bindparam("holder", type_=String()),
     )
     .values(expires_at=bindparam("expires", type_=UTCDateTime()))
@@ -61,7 +62,7 @@ _RENEW_ALL = (
 _RELEASE_ALL = (
     delete(_LEASES)
     .where(
-        _LEASES.c.name.in_(bindparam("names", expanding=True)),
+        in_list(_LEASES.c.name, "names"),
         _LEASES.c.owner == bindparam("holder", type_=String()),
     )
     .returning(_LEASES.c.name)

@@ -18,6 +18,7 @@ from sqlalchemy.orm import aliased
 
 from storage.claims import NOW, claim, probe
 from storage.models import OutboxMessage
+from storage.repos._lists import in_list
 from storage.repos._upsert import per_dialect
 from storage.types import UTCDateTime
 
@@ -187,7 +188,7 @@ def _finish(*, sent: bool) -> Any:
 _FINISH, _FINISH_SENT = _finish(sent=False), _finish(sent=True)
 _CLAIMED_BY = (
     select(OutboxMessage.__table__.c.id, OutboxMessage.__table__.c.lease_owner)
-    .where(OutboxMessage.__table__.c.id.in_(bindparam("ids", expanding=True)))
+    .where(in_list(OutboxMessage.__table__.c.id, "ids"))
     .with_for_update()  # PostgreSQL: no takeover between this and the settling
 )
 

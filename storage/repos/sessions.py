@@ -22,6 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation, Session, SessionEvent, SessionSummary
+from storage.repos._lists import in_list
 from storage.types import JSONType, UTCDateTime
 
 COORDINATION = "coordination"
@@ -89,7 +90,7 @@ _AFTER = (
     .where(
         _EVENTS.c.session_id == bindparam("session_id", type_=Integer()),
         _EVENTS.c.seq > bindparam("after_seq", type_=Integer()),
-        _EVENTS.c.kind.in_(bindparam("kinds", expanding=True)),
+        in_list(_EVENTS.c.kind, "kinds"),
     )
     .order_by(_EVENTS.c.seq)
 )
@@ -115,7 +116,7 @@ _SINCE_SUMMARY = (
     .where(
         _EVENTS.c.session_id == bindparam("session_id", type_=Integer()),
         _EVENTS.c.seq > func.coalesce(_LATEST_SUMMARY, 0),
-        _EVENTS.c.kind.in_(bindparam("kinds", expanding=True)),
+        in_list(_EVENTS.c.kind, "kinds"),
     )
     .order_by(_EVENTS.c.seq)
 )
