@@ -14,7 +14,7 @@ test) keeps its claims until they expire.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     bindparam,
     exists,
+    inspect,
     literal,
     or_,
     select,
@@ -101,9 +102,13 @@ def probe(model: type[Claimable], where: Sequence[ColumnElement[bool]]) -> Probe
 @dataclass(frozen=True)
 class Claim(Generic[T]):
     """Claiming the free rows of a model that match a condition, in an order: built once, at
-    import, like a `Probe` (a claim runs for every unit of work a worker takes)."""
+    import, like a `Probe` (a claim runs for every unit of work a worker takes). One UPDATE
+    whose WHERE picks the rows: a claim is one statement, not a read of the rows and then
+    the write of each (an idle sender's claim, on PostgreSQL in `Database.write_statement`,
+    is one round trip, where BEGIN, the read, the write and COMMIT were four)."""
 
-    stmt: Select[T]
+    stmt: Any  # an ORM UPDATE … RETURNING the model
+    order: tuple[str, ...]  # the attributes the rows are taken in order of
 
     async def take(
         self,
@@ -115,28 +120,49 @@ class Claim(Generic[T]):
         now: datetime,
         **params: object,
     ) -> list[T]:
-        bound = {"now": now, "limit": limit, **params}
-        rows = list((await tx.scalars(self.stmt, bound)).all())
-        for row in rows:  # written at the commit (or a later query's autoflush), with whatever
-            row.lease_owner = owner  # else the caller sets on the rows: one UPDATE, not two
-            row.lease_expires_at = now + lease
-        return rows
+        bound = {"now": now, "limit": limit, "owner": owner, "expires": now + lease, **params}
+        rows: list[T] = list((await tx.scalars(self.stmt, bound)).all())
+        # RETURNING gives no order; PostgreSQL's ascending order puts NULLs last.
+        return sorted(rows, key=lambda row: [_nulls_last(getattr(row, a)) for a in self.order])
+
+
+def _nulls_last(value: Any) -> tuple[bool, Any]:
+    return (value is None, value)
 
 
 def claim(
     model: type[T],
     where: Sequence[ColumnElement[bool]],
     order_by: Sequence[InstrumentedAttribute[Any]],
+    *,
+    also: Mapping[str, Any] | None = None,
 ) -> Claim[T]:
-    """The claim of `model`'s rows that match `where` (which compares times with `NOW`)."""
-    stmt = (
-        select(model)
+    """The claim of `model`'s rows that match `where` (which compares times with `NOW`);
+    `also` sets more columns of the rows claimed (column name -> value or SQL expression)."""
+    [key] = inspect(model).primary_key  # every claimable model has a one-column key
+    chosen = (
+        select(key)
         .where(*where, lease_is_free(model, NOW))
         .order_by(*order_by)
         .limit(bindparam("limit", type_=Integer()))
         .with_for_update(skip_locked=True)
+        # Its own FROM, never the UPDATE's row (SQLAlchemy keeps a subquery's only FROM;
+        # said here so that no later change makes it so): correlated, its LIMIT would hold
+        # for each row, and every row due would be claimed.
+        .correlate(None)
     )
-    return Claim(stmt)
+    stmt = (
+        update(model)
+        .where(key.in_(chosen.scalar_subquery()))
+        .values(
+            lease_owner=bindparam("owner", type_=String()),
+            lease_expires_at=bindparam("expires", type_=UTCDateTime()),
+            **(also or {}),
+        )
+        .returning(model)
+        .execution_options(synchronize_session=False, populate_existing=True)
+    )
+    return Claim(stmt, tuple(attribute.key for attribute in order_by))
 
 
 async def renew_rows(

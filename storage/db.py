@@ -96,6 +96,18 @@ class Database:
                 yield tx
 
     @asynccontextmanager
+    async def write_statement(self) -> AsyncIterator[AsyncSession]:
+        """For a write that is one statement, atomic by itself (a claim: `storage.claims`).
+        On PostgreSQL in autocommit: one round trip, not BEGIN, the statement and COMMIT.
+        A second statement in it would commit on its own; use `write()` for more than one."""
+        if self._reads is None:
+            async with self.write() as tx:
+                yield tx
+        else:
+            async with self._reads() as tx, _commit_or_rollback(tx):
+                yield tx
+
+    @asynccontextmanager
     async def ack_write(self) -> AsyncIterator[AsyncSession]:
         """`write()` on connections kept for what a webhook answer waits for (ingest). The
         Bot's turns and senders can hold every connection of the main pool at once, each for

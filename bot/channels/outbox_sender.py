@@ -71,7 +71,7 @@ class OutboxSender(PoolWorker[Claimed], ABC):
             async with self.db.read() as tx:
                 if not await outbox.has_due(tx, platform=self.platform, now=utcnow()):
                     return []
-        async with self.db.write() as tx:
+        async with self.db.write_statement() as tx:
             rows = await outbox.claim_due(
                 tx,
                 platform=self.platform,

@@ -109,7 +109,8 @@ _EARLIER = aliased(OutboxMessage, name="earlier")
 # pending (in flight, or waiting for a retry). Senders deliver many rows at once, so without
 # this two replies of one turn could reach the chat the other way round.
 _DUE = [
-    OutboxMessage.platform == bindparam("platform", type_=String()),
+    # Not "platform": a claim is an UPDATE, where a column's own name binds its new value.
+    OutboxMessage.platform == bindparam("of_platform", type_=String()),
     OutboxMessage.state == PENDING,
     OutboxMessage.next_attempt_at <= NOW,
     ~exists().where(
@@ -125,10 +126,15 @@ _HAS_DUE = probe(OutboxMessage, _DUE)
 
 
 async def has_due(tx: AsyncSession, *, platform: str, now: datetime) -> bool:
-    return await _HAS_DUE.finds(tx, now=now, platform=platform)
+    return await _HAS_DUE.finds(tx, now=now, of_platform=platform)
 
 
-_CLAIM_DUE = claim(OutboxMessage, _DUE, [OutboxMessage.next_attempt_at, OutboxMessage.id])
+_CLAIM_DUE = claim(
+    OutboxMessage,
+    _DUE,
+    [OutboxMessage.next_attempt_at, OutboxMessage.id],
+    also={"attempts": OutboxMessage.attempts + 1},
+)
 
 
 async def claim_due(
@@ -142,12 +148,9 @@ async def claim_due(
 ) -> list[OutboxMessage]:
     """Claim rows to deliver. `attempts` counts deliveries begun, so a delivery that crashed
     midway is visible to the next claimer (it may have reached the platform)."""
-    rows = await _CLAIM_DUE.take(
-        tx, limit=limit, owner=owner, lease=lease, now=now, platform=platform
+    return await _CLAIM_DUE.take(
+        tx, limit=limit, owner=owner, lease=lease, now=now, of_platform=platform
     )
-    for row in rows:
-        row.attempts += 1
-    return rows
 
 
 async def finish(

@@ -233,14 +233,15 @@ async def claim_wanted(
     return rows[0] if rows else None
 
 
-_CLAIM_NAMED = claim(Source, [Source.name == bindparam("name", type_=String())], [Source.id])
+# Not "name": a claim is an UPDATE, where a column's own name binds its new value.
+_CLAIM_NAMED = claim(Source, [Source.name == bindparam("source_name", type_=String())], [Source.id])
 
 
 async def claim_named(
     tx: AsyncSession, name: str, *, owner: str, now: datetime, lease: timedelta
 ) -> Source | None:
     """This source, leased to `owner`; None when it does not exist or someone else holds it."""
-    rows = await _CLAIM_NAMED.take(tx, limit=1, owner=owner, lease=lease, now=now, name=name)
+    rows = await _CLAIM_NAMED.take(tx, limit=1, owner=owner, lease=lease, now=now, source_name=name)
     return rows[0] if rows else None
 
 
@@ -329,9 +330,7 @@ async def finish(
     return True
 
 
-async def record_error(
-    tx: AsyncSession, names: Sequence[str], error: str, now: datetime
-) -> None:
+async def record_error(tx: AsyncSession, names: Sequence[str], error: str, now: datetime) -> None:
     """Show an error on sources nobody is syncing right now (e.g. every mailbox when the
     login fails): their status must not read as "no changes"."""
     if not names:
