@@ -9,6 +9,7 @@ could otherwise fail with SQLITE_BUSY_SNAPSHOT, which no busy timeout fixes.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -70,6 +71,9 @@ class Database:
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
     _ack_engine: AsyncEngine | None = None
     _group: GroupCommit[Operation[Any] | Together[Any, Any], Any] | None = None
+    # PostgreSQL: this Database's connections' application_name is "maka@<mark>", which the
+    # tables' wake-up triggers put on their notifications (bot/host/notify.py).
+    mark: str = field(default_factory=lambda: secrets.token_hex(4))
 
     @property
     def dialect(self) -> str:
@@ -209,9 +213,13 @@ def describe_error(exc: BaseException, url: str | None = None) -> str:
 def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> Database:
     sqlite = is_sqlite(url)
     reads, acks, ack_engine = None, None, None
+    mark = secrets.token_hex(4)
     if sqlite:
         engine = _sqlite_engine(url, **engine_kwargs)
     else:
+        connect_args = engine_kwargs.pop("connect_args", {})
+        settings = {**connect_args.get("server_settings", {}), "application_name": f"maka@{mark}"}
+        engine_kwargs["connect_args"] = {**connect_args, "server_settings": settings}
         # No pre-ping: it costs a round trip per checkout on the ingest hot path. A connection
         # that died is invalidated on its first error; callers retry (Feishu redelivers, the
         # Host's workers back off) and recycling keeps idle connections fresh.
@@ -234,6 +242,7 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
         _reads=reads,
         _acks=acks,
         _ack_engine=ack_engine,
+        mark=mark,
     )
 
 

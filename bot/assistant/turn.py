@@ -291,8 +291,6 @@ async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | Non
             if await tx.get(Session, task_id) is not None:
                 told_user = ("assistant", ending.sent, {"told_user": True})
                 await sessions.append_events(tx, task_id, [told_user], now)
-    if logged:
-        await logged[0].services.notifier.publish(tx, SESSION_INDEX_TOPIC)
     return [(bool(e.events) if ok else None) for e, ok in zip(endings, given, strict=True)]
 
 

@@ -246,9 +246,7 @@ async def _write_replies(tx: AsyncSession, replies: list[_Reply]) -> list[tuple[
     in one statement each; (held, the new row's id or None if its key was written before)."""
     held = await holds.check(tx, [reply.hold for reply in replies])
     rows = [reply.row for reply, ok in zip(replies, held, strict=True) if ok]
-    written = await outbox.enqueue_all(tx, rows, utcnow())
-    if written:  # other replicas hear of it at commit, on this connection
-        await replies[0].services.notifier.publish(tx, outbox.OUTBOX_TOPIC)
+    written = await outbox.enqueue_all(tx, rows, utcnow())  # other replicas hear of it at commit
     results: list[tuple[bool, int | None]] = []
     for reply, ok in zip(replies, held, strict=True):
         # A key twice in one group (never, in practice) is written once: the first says so.

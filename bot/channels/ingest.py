@@ -172,14 +172,11 @@ class Ingest:
                         created_at=pending.now,
                     )
                 )
-        topics = []
+        # Other replicas hear of both at commit (the tables' triggers: bot/host/notify.py).
         if new_records:
             await source_records.add_records(tx, new_records, batch[0].now)
-            topics.append(source_records.RECORDS_TOPIC)
         if to_inbox:
             await inbox.append_many(tx, to_inbox)
-            topics.append(INBOX_TOPIC)
-        await self.notifier.publish(tx, *topics)  # one statement for both
         return results
 
     async def _conversations_of(

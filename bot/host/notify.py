@@ -5,9 +5,14 @@ a notification that lands in between is not lost. On PostgreSQL, notifications t
 between replicas with LISTEN/NOTIFY; everywhere, a short poll bounds the delay if one is
 missed (a dropped LISTEN connection, a write from another process on SQLite).
 
-A process hears its own NOTIFYs too; it ignores them (each carries the sender's mark), since
-it woke its own workers already: `notify` does, and a `publish`er does after its commit.
-Hearing them again woke every idle worker of the topic a second time, a probe each.
+A process hears its own NOTIFYs too; it ignores them (each carries the sender's mark, its
+Database's `mark`), since it woke its own workers already: `notify` does, and a writer does
+after its commit. Hearing them again woke every idle worker of the topic a second time.
+
+The topics of `WOKEN_BY_INSERT` PostgreSQL sends itself: a trigger on each table notifies at
+the commit of a transaction that inserted into it (migration 0016), marked with the writing
+process's application_name, so the hot paths that make work (ingest, a Bot turn's reply and
+its log) spend no statement on it. `publish` is for the other topics.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import secrets
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +35,13 @@ log = logging.getLogger(__name__)
 CHANNEL = "maka_wake"
 _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 _PUBLISHED = "maka_published_topics"  # in a transaction's session.info
+# table -> the topic an insert into it wakes, on every replica (migration 0016's triggers)
+WOKEN_BY_INSERT = {
+    "inbox_items": "inbox",
+    "outbox": "outbox",
+    "source_records": "source-index",
+    "session_events": "session-index",
+}
 
 
 @functools.cache
@@ -91,9 +102,10 @@ class Notifier:
         self.wake_local(topic)
 
     async def publish(self, tx: AsyncSession, *topics: str) -> None:
-        """Call inside the write transaction that makes work available (hot paths): other
-        replicas hear of it at commit, with no extra connection. Wake this process's own
-        workers with `wake_local` after the commit."""
+        """Call inside the write transaction that makes work available: other replicas hear
+        of it at commit, with no extra connection. Wake this process's own workers with
+        `wake_local` after the commit. Not for the topics of `WOKEN_BY_INSERT`: an insert
+        into their table tells the other replicas already."""
 
     async def start(self) -> None:
         pass
@@ -108,7 +120,7 @@ class PostgresNotifier(Notifier):
         self._db = db
         self._conn: asyncpg.Connection | None = None
         self._keeper: asyncio.Task[None] | None = None
-        self._mark = secrets.token_hex(4)  # on this process's notifications: "<topic>@<mark>"
+        self._mark = db.mark  # on this process's notifications: "<topic>@<mark>"
 
     async def start(self) -> None:
         await self._listen()

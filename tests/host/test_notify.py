@@ -1,27 +1,33 @@
 """Wake-ups between replicas on PostgreSQL: a publish reaches the other replica at commit, a
-replica does not wake its own workers a second time when it hears its own notification, and a
-transaction sends each topic once."""
+replica does not wake its own workers a second time when it hears its own notification, a
+transaction sends each topic once, and an insert into a table of work wakes the other
+replicas with no statement of ours (the tables' triggers). Each replica is a Database of its
+own, as each process has: its connections carry its mark."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, text
 
-from bot.host.notify import PostgresNotifier, Subscription
-from storage.db import Database
+from bot.host.notify import WOKEN_BY_INSERT, PostgresNotifier, Subscription
+from storage.db import Database, create_database
+from storage.repos import inbox, outbox
 from tests.waiting import wait_until
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
 
 @pytest.mark.postgres
 async def test_a_publish_wakes_the_other_replica_and_not_its_own_workers_twice(
-    db: Database,
+    db: Database, other: Database
 ) -> None:
     if db.is_sqlite:
         pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
-    a, b = PostgresNotifier(db), PostgresNotifier(db)
+    a, b = PostgresNotifier(db), PostgresNotifier(other)
     await a.start()
     await b.start()
     try:
@@ -30,13 +36,21 @@ async def test_a_publish_wakes_the_other_replica_and_not_its_own_workers_twice(
         async with db.write() as tx:
             await a.publish(tx, "outbox")
         await wait_until(_set(on_b), what="replica b woken by a's commit")
-        async with db.write() as tx:  # a hears its own first: notifications come in order
+        async with other.write() as tx:  # a hears its own first: notifications come in order
             await b.publish(tx, "inbox")
         await wait_until(_set(heard_b), what="replica a woken by b's commit")
         assert not on_a.event.is_set(), "a woke its own worker on hearing its own notification"
     finally:
         await a.close()
         await b.close()
+
+
+@pytest.fixture
+async def other(db: Database) -> AsyncIterator[Database]:
+    """The same database as another process opens it."""
+    database = create_database(db.url)
+    yield database
+    await database.dispose()
 
 
 def _set(sub: Subscription) -> Callable[[], Awaitable[bool]]:
@@ -47,7 +61,9 @@ def _set(sub: Subscription) -> Callable[[], Awaitable[bool]]:
 
 
 @pytest.mark.postgres
-async def test_a_transaction_publishes_each_topic_once_in_one_statement(db: Database) -> None:
+async def test_a_transaction_publishes_each_topic_once_in_one_statement(
+    db: Database, other: Database
+) -> None:
     """Grouped writes each publish their topic, and ingest publishes two: every topic
     reaches the other replica, in one statement however many, none twice."""
     if db.is_sqlite:
@@ -58,7 +74,7 @@ async def test_a_transaction_publishes_each_topic_once_in_one_statement(db: Data
         if "pg_notify" in statement:
             statements.append(statement)
 
-    a, b = PostgresNotifier(db), PostgresNotifier(db)
+    a, b = PostgresNotifier(db), PostgresNotifier(other)
     await a.start()
     await b.start()
     try:
@@ -75,3 +91,64 @@ async def test_a_transaction_publishes_each_topic_once_in_one_statement(db: Data
     finally:
         await a.close()
         await b.close()
+
+
+@pytest.mark.postgres
+async def test_an_insert_of_work_wakes_the_other_replica_with_no_statement_of_ours(
+    db: Database, other: Database
+) -> None:
+    if db.is_sqlite:
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if "pg_notify" in statement:
+            statements.append(statement)
+
+    a, b = PostgresNotifier(db), PostgresNotifier(other)
+    await a.start()
+    await b.start()
+    try:
+        on_a = a.subscribe(["outbox", "inbox"])
+        replies, messages = b.subscribe(["outbox"]), b.subscribe(["inbox"])
+        event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+        async with db.write() as tx:
+            await outbox.enqueue(
+                tx,
+                idempotency_key="reply-1",
+                platform="feishu",
+                chat_id="oc_1",
+                content_type="text",
+                content={"text": "pong"},
+                now=NOW,
+            )
+            await inbox.append(tx, kind="user_message", payload={}, created_at=NOW)
+        event.remove(db.engine.sync_engine, "before_cursor_execute", count)
+        await wait_until(_set(replies), what="replica b woken by a's reply into the outbox")
+        await wait_until(_set(messages), what="replica b woken by a's message into the inbox")
+        async with other.write() as tx:  # a hears its own first: notifications come in order
+            await b.publish(tx, "sources")
+        heard = a.subscribe(["sources"])
+        await wait_until(_set(heard), what="replica a hearing b's later notification")
+        assert statements == []
+        assert not on_a.event.is_set(), "a woke its own workers on hearing its own inserts"
+    finally:
+        await a.close()
+        await b.close()
+
+
+@pytest.mark.postgres
+async def test_every_table_of_work_has_its_wake_up_trigger(db: Database) -> None:
+    if db.is_sqlite:
+        pytest.skip("the wake-up triggers are PostgreSQL's")
+    async with db.read() as tx:
+        rows = await tx.execute(
+            text(
+                "SELECT c.relname, pg_get_triggerdef(t.oid) FROM pg_trigger t"
+                " JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname LIKE 'maka_wake_%'"
+            )
+        )
+        found = {table: definition for table, definition in rows}
+    assert set(found) == set(WOKEN_BY_INSERT)
+    for table, topic in WOKEN_BY_INSERT.items():
+        assert f"maka_wake('{topic}')" in found[table]
