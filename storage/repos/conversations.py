@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
-from dataclasses import fields as dataclass_fields
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Table, bindparam, select, tuple_
+from sqlalchemy import Table, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation
@@ -40,30 +39,36 @@ async def get_or_create(
 async def get_or_create_many(
     tx: AsyncSession, wanted: Sequence[NewConversation]
 ) -> dict[tuple[str, str], Conversation]:
-    """Each chat's conversation by (platform, chat_id), created where there is none, in two
-    statements however many (a batch of first messages from new people is one insert, not
-    two round trips each). Race-free across replicas: the unique (platform, chat_id)
-    decides who creates it, and a chat asked for twice gets what the first asked for."""
+    """Each chat's conversation by (platform, chat_id), created where there is none: one
+    insert however many, which returns the ones it made (a batch of first messages from new
+    people is that one statement), and one read for the chats that had one already.
+    Race-free across replicas: the unique (platform, chat_id) decides who creates it, and a
+    chat asked for twice gets what the first asked for."""
     if not wanted:
         return {}
     firsts = list({(w.platform, w.chat_id): w for w in reversed(wanted)}.values())
-    await tx.execute(_INSERT(tx), [asdict(w) for w in firsts])
-    keys = [(w.platform, w.chat_id) for w in firsts]
-    rows = await tx.scalars(
-        select(Conversation).where(tuple_(Conversation.platform, Conversation.chat_id).in_(keys))
-    )
-    found = {(row.platform, row.chat_id): row for row in rows}
-    assert len(found) == len(keys), "every conversation asked for exists after the insert"
+    made = await tx.scalars(_INSERT(tx), [{**asdict(w), "listen_all": False} for w in firsts])
+    found = {(row.platform, row.chat_id): row for row in made}
+    known = [(w.platform, w.chat_id) for w in firsts if (w.platform, w.chat_id) not in found]
+    if known:
+        rows = await tx.scalars(
+            select(Conversation).where(
+                tuple_(Conversation.platform, Conversation.chat_id).in_(known)
+            )
+        )
+        found.update({(row.platform, row.chat_id): row for row in rows})
+    assert len(found) == len(firsts), "every conversation asked for exists after the insert"
     return found
 
 
 def _insert(insert: Any) -> Any:
-    table = cast(Table, Conversation.__table__)
-    fields = [f.name for f in dataclass_fields(NewConversation)]  # what each row binds
     return (
-        insert(table)
-        .values(**{f: bindparam(f, type_=table.c[f].type) for f in fields}, listen_all=False)
+        insert(Conversation)
         .on_conflict_do_nothing(index_elements=["platform", "chat_id"])
+        .returning(Conversation)
+        # A None is NULL, not a column left out: else rows are batched by the columns they
+        # leave out (a DM's peer, a group's none), a statement each.
+        .execution_options(render_nulls=True)
     )
 
 
