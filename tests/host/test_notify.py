@@ -6,7 +6,8 @@ own, as each process has: its connections carry its mark."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,26 +24,33 @@ NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
 @pytest.mark.postgres
 async def test_a_publish_wakes_the_other_replica_and_not_its_own_workers_twice(
-    db: Database, other: Database
+    db: Database, other: Database, replicas: tuple[PostgresNotifier, PostgresNotifier]
 ) -> None:
+    a, b = replicas
+    on_a, on_b = a.subscribe(["outbox"]), b.subscribe(["outbox"])
+    heard_b = a.subscribe(["inbox"])
+    async with db.write() as tx:
+        await a.publish(tx, "outbox")
+    await wait_until(_set(on_b), what="replica b woken by a's commit")
+    async with other.write() as tx:  # a hears its own first: notifications come in order
+        await b.publish(tx, "inbox")
+    await wait_until(_set(heard_b), what="replica a woken by b's commit")
+    assert not on_a.event.is_set(), "a woke its own worker on hearing its own notification"
+
+
+@pytest.fixture
+async def replicas(
+    db: Database, other: Database
+) -> AsyncIterator[tuple[PostgresNotifier, PostgresNotifier]]:
+    """Two replicas' notifiers, listening: `db`'s and `other`'s."""
     if db.is_sqlite:
         pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
     a, b = PostgresNotifier(db), PostgresNotifier(other)
     await a.start()
     await b.start()
-    try:
-        on_a, on_b = a.subscribe(["outbox"]), b.subscribe(["outbox"])
-        heard_b = a.subscribe(["inbox"])
-        async with db.write() as tx:
-            await a.publish(tx, "outbox")
-        await wait_until(_set(on_b), what="replica b woken by a's commit")
-        async with other.write() as tx:  # a hears its own first: notifications come in order
-            await b.publish(tx, "inbox")
-        await wait_until(_set(heard_b), what="replica a woken by b's commit")
-        assert not on_a.event.is_set(), "a woke its own worker on hearing its own notification"
-    finally:
-        await a.close()
-        await b.close()
+    yield a, b
+    await a.close()
+    await b.close()
 
 
 @pytest.fixture
@@ -51,6 +59,22 @@ async def other(db: Database) -> AsyncIterator[Database]:
     database = create_database(db.url)
     yield database
     await database.dispose()
+
+
+@contextmanager
+def notify_statements(db: Database) -> Iterator[list[str]]:
+    """The `pg_notify` statements `db` sends meanwhile."""
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if "pg_notify" in statement:
+            statements.append(statement)
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", count)
 
 
 def _set(sub: Subscription) -> Callable[[], Awaitable[bool]]:
@@ -62,56 +86,30 @@ def _set(sub: Subscription) -> Callable[[], Awaitable[bool]]:
 
 @pytest.mark.postgres
 async def test_a_transaction_publishes_each_topic_once_in_one_statement(
-    db: Database, other: Database
+    db: Database, replicas: tuple[PostgresNotifier, PostgresNotifier]
 ) -> None:
     """Grouped writes each publish their topic, and ingest publishes two: every topic
     reaches the other replica, in one statement however many, none twice."""
-    if db.is_sqlite:
-        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
-    statements: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        if "pg_notify" in statement:
-            statements.append(statement)
-
-    a, b = PostgresNotifier(db), PostgresNotifier(other)
-    await a.start()
-    await b.start()
-    try:
-        inbox, records = b.subscribe(["inbox"]), b.subscribe(["source-index"])
-        event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    a, b = replicas
+    inbox, records = b.subscribe(["inbox"]), b.subscribe(["source-index"])
+    with notify_statements(db) as statements:
         async with db.write() as tx:
             await a.publish(tx, "inbox", "source-index")
             await a.publish(tx, "inbox")  # a second grouped write's: already on its way
             await a.publish(tx)  # nothing to say
-        event.remove(db.engine.sync_engine, "before_cursor_execute", count)
-        await wait_until(_set(inbox), what="the first topic heard by replica b")
-        await wait_until(_set(records), what="the second topic heard by replica b")
-        assert len(statements) == 1, statements
-    finally:
-        await a.close()
-        await b.close()
+    await wait_until(_set(inbox), what="the first topic heard by replica b")
+    await wait_until(_set(records), what="the second topic heard by replica b")
+    assert len(statements) == 1, statements
 
 
 @pytest.mark.postgres
 async def test_an_insert_of_work_wakes_the_other_replica_with_no_statement_of_ours(
-    db: Database, other: Database
+    db: Database, other: Database, replicas: tuple[PostgresNotifier, PostgresNotifier]
 ) -> None:
-    if db.is_sqlite:
-        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
-    statements: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        if "pg_notify" in statement:
-            statements.append(statement)
-
-    a, b = PostgresNotifier(db), PostgresNotifier(other)
-    await a.start()
-    await b.start()
-    try:
-        on_a = a.subscribe(["outbox", "inbox"])
-        replies, messages = b.subscribe(["outbox"]), b.subscribe(["inbox"])
-        event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    a, b = replicas
+    on_a = a.subscribe(["outbox", "inbox"])
+    replies, messages = b.subscribe(["outbox"]), b.subscribe(["inbox"])
+    with notify_statements(db) as statements:
         async with db.write() as tx:
             await outbox.enqueue(
                 tx,
@@ -123,18 +121,14 @@ async def test_an_insert_of_work_wakes_the_other_replica_with_no_statement_of_ou
                 now=NOW,
             )
             await inbox.append(tx, kind="user_message", payload={}, created_at=NOW)
-        event.remove(db.engine.sync_engine, "before_cursor_execute", count)
-        await wait_until(_set(replies), what="replica b woken by a's reply into the outbox")
-        await wait_until(_set(messages), what="replica b woken by a's message into the inbox")
-        async with other.write() as tx:  # a hears its own first: notifications come in order
-            await b.publish(tx, "sources")
-        heard = a.subscribe(["sources"])
-        await wait_until(_set(heard), what="replica a hearing b's later notification")
-        assert statements == []
-        assert not on_a.event.is_set(), "a woke its own workers on hearing its own inserts"
-    finally:
-        await a.close()
-        await b.close()
+    await wait_until(_set(replies), what="replica b woken by a's reply into the outbox")
+    await wait_until(_set(messages), what="replica b woken by a's message into the inbox")
+    async with other.write() as tx:  # a hears its own first: notifications come in order
+        await b.publish(tx, "sources")
+    heard = a.subscribe(["sources"])
+    await wait_until(_set(heard), what="replica a hearing b's later notification")
+    assert statements == []
+    assert not on_a.event.is_set(), "a woke its own workers on hearing its own inserts"
 
 
 @pytest.mark.postgres
