@@ -1,9 +1,9 @@
 """The one way to claim work: lease rows with an expiry.
 
-On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets replicas claim disjoint rows without waiting on
-each other; the lease columns then make the claim outlive the transaction, and an expired
-lease frees the row again. On SQLite the caller's `Database.write()` transaction (BEGIN
-IMMEDIATE, one process) already makes select-then-update atomic.
+A claim is one UPDATE whose subquery picks the rows. On PostgreSQL its `FOR UPDATE SKIP
+LOCKED` lets replicas claim disjoint rows without waiting on each other; the lease columns
+then make the claim outlive the transaction, and an expired lease frees the row again. On
+SQLite writes go one at a time (one process, BEGIN IMMEDIATE) and the statement is atomic.
 
 A claim is also free once its owner is gone: every running Host keeps a short liveness lease
 (`host:<instance id>`, renewed every few seconds); when that has lapsed the process was
