@@ -123,9 +123,9 @@ async def test_an_insert_of_work_wakes_the_other_replica_with_no_statement_of_ou
             await inbox.append(tx, kind="user_message", payload={}, created_at=NOW)
     await wait_until(_set(replies), what="replica b woken by a's reply into the outbox")
     await wait_until(_set(messages), what="replica b woken by a's message into the inbox")
+    heard = a.subscribe(["sources"])  # before b's commit: its notification may come at once
     async with other.write() as tx:  # a hears its own first: notifications come in order
         await b.publish(tx, "sources")
-    heard = a.subscribe(["sources"])
     await wait_until(_set(heard), what="replica a hearing b's later notification")
     assert statements == []
     assert not on_a.event.is_set(), "a woke its own workers on hearing its own inserts"
