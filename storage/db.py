@@ -66,14 +66,14 @@ class Database:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     is_sqlite: bool
+    # This process's mark on its wake-up notifications (bot/host/notify.py); on PostgreSQL
+    # also in its connections' application_name, "maka@<mark>", where the triggers read it.
+    mark: str
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _reads: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see read()
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
     _ack_engine: AsyncEngine | None = None
     _group: GroupCommit[Operation[Any] | Together[Any, Any], Any] | None = None
-    # PostgreSQL: this Database's connections' application_name is "maka@<mark>", which the
-    # tables' wake-up triggers put on their notifications (bot/host/notify.py).
-    mark: str = field(default_factory=lambda: secrets.token_hex(4))
 
     @property
     def dialect(self) -> str:
