@@ -14,9 +14,12 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
+from bot.channels.ingest import INBOX_TOPIC
 from bot.host.notify import WOKEN_BY_INSERT, PostgresNotifier, Subscription
+from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from storage.db import Database, create_database
 from storage.repos import inbox, outbox
+from storage.repos.sources import RECORDS_TOPIC
 from tests.waiting import wait_until
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -144,5 +147,12 @@ async def test_every_table_of_work_has_its_wake_up_trigger(db: Database) -> None
         )
         found = {table: definition for table, definition in rows}
     assert set(found) == set(WOKEN_BY_INSERT)
+    # the topics the workers listen on, as their own modules name them
+    assert WOKEN_BY_INSERT == {
+        "inbox_items": INBOX_TOPIC,
+        "outbox": outbox.OUTBOX_TOPIC,
+        "source_records": RECORDS_TOPIC,
+        "session_events": SESSION_INDEX_TOPIC,
+    }
     for table, topic in WOKEN_BY_INSERT.items():
         assert f"maka_wake('{topic}')" in found[table]
