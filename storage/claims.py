@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, aliased
+from sqlalchemy.sql.dml import ReturningUpdate
 
 from storage.models import Lease
 from storage.types import UTCDateTime
@@ -107,7 +108,7 @@ class Claim(Generic[T]):
     the write of each (an idle sender's claim, on PostgreSQL in `Database.write_statement`,
     is one round trip, where BEGIN, the read, the write and COMMIT were four)."""
 
-    stmt: Any  # an ORM UPDATE … RETURNING the model
+    stmt: ReturningUpdate[T]
     order: tuple[str, ...]  # the attributes the rows are taken in order of
 
     async def take(
@@ -121,7 +122,7 @@ class Claim(Generic[T]):
         **params: object,
     ) -> list[T]:
         bound = {"now": now, "limit": limit, "owner": owner, "expires": now + lease, **params}
-        rows: list[T] = list((await tx.scalars(self.stmt, bound)).all())
+        rows = list((await tx.scalars(self.stmt, bound)).all())
         # RETURNING gives no order; PostgreSQL's ascending order puts NULLs last.
         return sorted(rows, key=lambda row: [_nulls_last(getattr(row, a)) for a in self.order])
 
