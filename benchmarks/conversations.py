@@ -67,6 +67,14 @@ all answered within 15 s. The run says PASS or MISS for each; `--check` exits 1 
     --latencies 0,1,3               model seconds per Bot call, one run each
     --conversations N --messages M  override every run's N and M (defaults: 100 × 5 at 0 s,
                                     100 × 2 at 1 s, 100 × 1 at 3 s; --quick: 20 × 3, 20 × 1)
+    --rates 100,200                 open loop instead: each message sent at its own moment,
+                                    R a second, whether or not the ones before were answered
+                                    (a platform pushing events; 32 closed-loop senders slow
+                                    down with the acks, a platform does not), one run per rate
+                                    and latency; its rows are `N×M@R/s`, and the targets
+                                    above, stated for the closed loop, skip them: each gets a
+                                    line of its own (replies/s against the offered rate, reply
+                                    p50 and p99), which says what rate one process keeps up with
     --topology split                PostgreSQL as the chart's `topology: split`: a `maka serve
                                     --role web` that takes the events and a `--role worker`
                                     that runs the turns, each on a core if one is free (its
@@ -139,15 +147,22 @@ class Plan:
     messages: int
     burst: bool = False  # all at once, not closed loop
     name: str = ""  # the users' and tokens' tag (default: from the latency)
+    rate: float = 0.0  # messages a second, open loop (0: closed loop)
 
     @property
     def tag(self) -> str:
-        return self.name or (f"b{self.latency:g}" if self.burst else f"l{self.latency:g}")
+        if self.name:
+            return self.name
+        if self.burst:
+            return f"b{self.latency:g}"
+        return f"r{self.rate:g}-l{self.latency:g}" if self.rate else f"l{self.latency:g}"
 
     @property
     def shape(self) -> str:
         if self.burst:
             return f"{self.conversations} at once"
+        if self.rate:
+            return f"{self.conversations}×{self.messages}@{self.rate:g}/s"
         return f"{self.conversations}×{self.messages}"
 
 
@@ -345,6 +360,17 @@ async def closed_loop(traffic: Traffic, order: Sequence[tuple[str, str]], sender
     await asyncio.gather(*(sender() for _ in range(min(senders, len(order)))))
 
 
+async def open_loop(traffic: Traffic, order: Sequence[tuple[str, str]], rate: float) -> None:
+    """Each message at its own moment, `rate` a second, whether or not the ones before it
+    were answered: a platform pushing events, not senders that wait for each answer."""
+    start = time.monotonic()
+    for number, (user, token) in enumerate(order):
+        delay = start + number / rate - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        traffic.send_message(ping(token), user=user, chat_id=dm_chat(user), token=token)
+
+
 async def measure(
     world: FaultWorld, database: str, plan: Plan, *, senders: int, concurrency: int
 ) -> Result:
@@ -364,6 +390,8 @@ async def measure(
         if plan.burst:
             for user, token in order:
                 traffic.send_message(ping(token), user=user, chat_id=dm_chat(user), token=token)
+        elif plan.rate:
+            await open_loop(traffic, order, plan.rate)
         else:
             await closed_loop(traffic, order, senders)
         try:
@@ -505,10 +533,12 @@ def verdict_line(ok: bool, text: str) -> str:
 
 def summarize(everything: list[Result], concurrency: int) -> tuple[list[str], bool]:
     """The summary lines (emitted) and the target checks (returned as lines, and all met?)."""
-    results = [r for r in everything if not r.plan.burst]
+    results = [r for r in everything if not r.plan.burst and not r.plan.rate]
     bursts = [r for r in everything if r.plan.burst]
     checks: list[str] = []
     met = True
+    # The targets are stated for the closed loop (the issue's `wrk -c32`); open-loop runs are
+    # reported beside them.
     instant = {r.database: r for r in results if r.plan.latency == 0}
     for db, r in instant.items():
         emit(
@@ -560,6 +590,15 @@ def summarize(everything: list[Result], concurrency: int) -> tuple[list[str], bo
                 unit="messages/s",
                 better="higher",
                 baseline_what=f"concurrency {concurrency} ÷ {r.plan.latency:g} s",
+            )
+    for r in everything:
+        if r.plan.rate:
+            checks.append(
+                f"----  {r.database}, open loop at {r.plan.rate:g}/s, {r.plan.latency:g} s "
+                f"model: acks/s {r.acks_per_s:.1f}, replies/s {r.replies_per_s:.1f} "
+                f"({r.replies_per_s / r.plan.rate:.0%} of the offered rate), reply p50 "
+                f"{_s(percentile(r.reply_delays, 50))} s, p99 "
+                f"{_s(percentile(r.reply_delays, 99))} s"
             )
     for b in bursts:
         ideal = b.plan.latency * CALLS_PER_TURN
@@ -661,6 +700,12 @@ async def run(options: Options) -> int:
     concurrency, source = bot_concurrency(options.extra)
     debounce = bot_debounce(options.extra)
     runs = ", ".join(f"{p.shape} at {p.latency:g} s" for p in options.runs)
+    rates = sorted({p.rate for p in options.runs if p.rate})
+    senders = (
+        f"open loop at {', '.join(f'{r:g}' for r in rates)} messages/s"
+        if rates
+        else f"{options.senders} closed-loop senders"
+    )
     burst = options.burst
     print(
         "conversations: "
@@ -672,7 +717,7 @@ async def run(options: Options) -> int:
         + f"Bot concurrency {concurrency} (from "
         f"{source}), debounce {debounce:g} s; scheduled history sync off; runs: {runs}"
         + (f"; burst {burst.conversations} at {burst.latency:g} s" if burst else "")
-        + f"; {options.senders} closed-loop senders; {os.cpu_count()} cores (load average "
+        + f"; {senders}; {os.cpu_count()} cores (load average "
         f"{os.getloadavg()[0]:.1f} at the start), shared with the stand-ins, this generator and "
         "(postgresql) the database server",
         flush=True,
@@ -722,6 +767,9 @@ def parse(argv: Sequence[str] | None = None) -> Options:
     parser.add_argument("--messages", type=int, help="M of every run")
     parser.add_argument("--burst", type=int, help=f"DMs at once (default {DEFAULT_BURST}; 0: none)")
     parser.add_argument("--senders", type=int, default=32, help="closed-loop senders")
+    parser.add_argument(
+        "--rates", help="messages/s, open loop, one run per rate and latency (default: closed loop)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--keep", action="store_true", help="keep the logs of a clean run too")
     parser.add_argument(
@@ -744,10 +792,19 @@ def parse(argv: Sequence[str] | None = None) -> Options:
     )
     if any(lat < 0 or not math.isfinite(lat) for lat in latencies):
         parser.error("--latencies: seconds, 0 or more")
+    rates = [0.0]
+    if args.rates is not None:
+        try:
+            rates = [float(x) for x in args.rates.split(",") if x.strip()]
+        except ValueError:
+            rates = []
+        if not rates or any(r <= 0 or not math.isfinite(r) for r in rates):
+            parser.error("--rates: messages a second, above 0, comma-separated")
     runs = []
     for lat in latencies:
         n, m = shapes.get(lat, shapes[max(shapes)])
-        runs.append(Plan(lat, args.conversations or n, args.messages or m))
+        for rate in rates:
+            runs.append(Plan(lat, args.conversations or n, args.messages or m, rate=rate))
     if any(p.conversations < 1 or p.messages < 1 for p in runs) or args.senders < 1:
         parser.error("--conversations, --messages and --senders are at least 1")
     size = args.burst if args.burst is not None else (QUICK_BURST if args.quick else DEFAULT_BURST)
