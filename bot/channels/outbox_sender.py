@@ -61,7 +61,7 @@ class OutboxSender(PoolWorker[Claimed], ABC):
     def __init__(self, db: Database, instance_id: str, lease: timedelta | None = None) -> None:
         self.db, self.instance_id = db, instance_id
         self.lease = lease or CLAIM_LEASE
-        self._found_last = False  # the last claim took a row: more are likely due
+        self._found_last = False  # the last claim filled its slots: more are likely due
 
     async def claim(self, n: int) -> list[Claimed]:
         """Up to `n` due rows (one per chat: `outbox._DUE`), claimed. An idle poll only
@@ -80,7 +80,10 @@ class OutboxSender(PoolWorker[Claimed], ABC):
                 limit=n,
                 lease=self.lease,
             )
-        self._found_last = bool(rows)
+        # Every slot filled: more are likely due, so the next claim goes straight to the
+        # write. Fewer: nothing else was due, and the next claim (a freed slot, a wake-up)
+        # reads first, as an idle poll does, instead of taking the write lock to find nothing.
+        self._found_last = len(rows) >= n
         return [Claimed.of(row) for row in rows]
 
     async def work(self, row: Claimed) -> None:

@@ -35,7 +35,7 @@ RETRY_AFTER = timedelta(minutes=5)  # a failed check or turn is tried again no s
 
 class IndexMaintenanceWorker(Worker):
     name = "memory-indexes"
-    topics = (TOPIC, "source-index")
+    topics = (TOPIC,)
 
     def __init__(
         self,

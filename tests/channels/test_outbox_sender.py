@@ -1,0 +1,77 @@
+"""The senders' claim: straight to the write while rows keep coming, a read first once
+nothing more was due (on SQLite a claim's write takes the one write lock)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import event
+
+from bot.channels.outbox_sender import Claimed, OutboxSender
+from storage.db import Database
+from storage.repos import outbox
+from storage.types import utcnow
+
+
+class _Sender(OutboxSender):
+    platform = "feishu"
+
+    async def deliver(self, row: Claimed) -> None:  # pragma: no cover - never delivers here
+        raise AssertionError("not delivered in these tests")
+
+
+async def _due(db: Database, *chats: str) -> None:
+    async with db.write() as tx:
+        for chat in chats:
+            await outbox.enqueue(
+                tx,
+                idempotency_key=f"reply-{chat}",
+                platform="feishu",
+                chat_id=chat,
+                content_type="text",
+                content={"text": "pong"},
+                now=utcnow(),
+            )
+
+
+@contextmanager
+def _statements(db: Database) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(" ".join(statement.split()))
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", before)
+    try:
+        yield seen
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", before)
+
+
+def _claims(statements: list[str]) -> list[str]:
+    return [s for s in statements if s.startswith("UPDATE outbox SET attempts")]
+
+
+async def test_a_claim_after_one_that_found_fewer_than_asked_only_reads(db: Database) -> None:
+    await _due(db, "oc_1")
+    sender = _Sender(db, "host-a")
+    assert [row.chat_id for row in await sender.claim(4)] == ["oc_1"]
+    with _statements(db) as statements:
+        assert await sender.claim(4) == []  # a freed slot's claim, with nothing due
+    assert _claims(statements) == [], statements
+    assert any(s.startswith("SELECT") for s in statements), statements
+
+
+async def test_a_claim_after_one_that_filled_its_slots_goes_straight_to_the_write(
+    db: Database,
+) -> None:
+    await _due(db, "oc_1", "oc_2")
+    sender = _Sender(db, "host-a")
+    [first] = await sender.claim(1)
+    with _statements(db) as statements:
+        [second] = await sender.claim(1)
+    assert {first.chat_id, second.chat_id} == {"oc_1", "oc_2"}
+    assert len(_claims(statements)) == 1
+    assert not [s for s in statements if s.startswith("SELECT")], statements
