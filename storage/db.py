@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import event, text
+from sqlalchemy import Engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
@@ -29,6 +29,7 @@ from sqlalchemy.pool import NullPool
 
 from storage.group_commit import GroupCommit
 from storage.sqlite_inline import inline_creator
+from storage.sqlite_sessions import InlineSession, begin_write, inline_engine
 from storage.urls import is_sqlite, masked_database_url
 
 T = TypeVar("T")
@@ -39,6 +40,7 @@ GROUP_WRITERS = 2  # PostgreSQL: grouped-write transactions side by side
 # PostgreSQL connections only `ack_write()` uses: ingest writes one batch at a time.
 ACK_CONNECTIONS = 2
 _WRITE_OPTION = "maka_write"
+_SQLITE_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA foreign_keys=ON", "PRAGMA synchronous=NORMAL")
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,18 @@ class Database:
     _reads: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see read()
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
     _ack_engine: AsyncEngine | None = None
+    _inline: Engine | None = None  # SQLite: the Engine of the sessions (storage/sqlite_sessions)
     _group: GroupCommit[Operation[Any] | Together[Any, Any], Any] | None = None
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    @property
+    def session_engine(self) -> Engine:
+        """The synchronous Engine that `read()`'s and `write()`'s statements run on (its
+        events see them): on SQLite `sqlite_sessions`' own, else the async engine's."""
+        return self._inline if self._inline is not None else self.engine.sync_engine
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -92,7 +101,12 @@ class Database:
         """A transaction that commits on success and rolls back on error."""
         if self.is_sqlite:
             async with self._write_lock, self.sessions() as tx:
-                await tx.connection(execution_options={_WRITE_OPTION: True})
+                if isinstance(tx, InlineSession):
+                    await begin_write(
+                        tx, {_WRITE_OPTION: True}, busy_timeout=SQLITE_BUSY_TIMEOUT_MS / 1000
+                    )
+                else:
+                    await tx.connection(execution_options={_WRITE_OPTION: True})
                 async with _commit_or_rollback(tx):
                     yield tx
         else:
@@ -183,6 +197,8 @@ class Database:
         if self._group is not None:
             await self._group.close()
         await self.engine.dispose()
+        if self._inline is not None:
+            self._inline.dispose()
         if self._ack_engine is not None:
             await self._ack_engine.dispose()
 
@@ -214,8 +230,17 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
     sqlite = is_sqlite(url)
     reads, acks, ack_engine = None, None, None
     mark = secrets.token_hex(4)
+    sessions: async_sessionmaker[AsyncSession] | None = None
+    inline: Engine | None = None
     if sqlite:
         engine = _sqlite_engine(url, **engine_kwargs)
+        path = make_url(url).database
+        if path and path != ":memory:":  # a memory database is one per connection: no pool
+            inline = inline_engine(path, pragmas=_SQLITE_PRAGMAS)
+            _begin_as_asked(inline)
+            sessions = async_sessionmaker(
+                class_=InlineSession, expire_on_commit=False, sync_engine=inline
+            )
     else:
         connect_args = engine_kwargs.pop("connect_args", {})
         settings = {**connect_args.get("server_settings", {}), "application_name": f"maka@{mark}"}
@@ -233,7 +258,8 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
         reads = async_sessionmaker(
             engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False
         )
-    sessions = async_sessionmaker(engine, expire_on_commit=False)
+    if sessions is None:
+        sessions = async_sessionmaker(engine, expire_on_commit=False)
     return Database(
         url=url,
         engine=engine,
@@ -242,6 +268,7 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
         _reads=reads,
         _acks=acks,
         _ack_engine=ack_engine,
+        _inline=inline,
         mark=mark,
     )
 
@@ -263,14 +290,19 @@ def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        for pragma in _SQLITE_PRAGMAS:
+            cursor.execute(pragma)
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    _begin_as_asked(engine.sync_engine)
+    return engine
+
+
+def _begin_as_asked(engine: Engine) -> None:
+    """BEGIN is ours on SQLite (its connections are in autocommit mode): IMMEDIATE for a
+    write, so that it takes the write lock before it reads."""
+
+    @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
         immediate = conn.get_execution_options().get(_WRITE_OPTION, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-    return engine

@@ -118,7 +118,7 @@ async def test_conversations_ready_together_start_together_and_each_is_answered_
                 lease_takes.append(names)
 
     async with bot_world(make_world, model, bot_debounce=WINDOW) as w:
-        engine = w.app.services.db.engine.sync_engine
+        engine = w.app.services.db.session_engine
         event.listen(engine, "before_cursor_execute", count_lease_takes)
         try:
             for chat in chats:

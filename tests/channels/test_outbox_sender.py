@@ -43,11 +43,11 @@ def _statements(db: Database) -> Iterator[list[str]]:
     def before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         seen.append(" ".join(statement.split()))
 
-    event.listen(db.engine.sync_engine, "before_cursor_execute", before)
+    event.listen(db.session_engine, "before_cursor_execute", before)
     try:
         yield seen
     finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", before)
+        event.remove(db.session_engine, "before_cursor_execute", before)
 
 
 def _claims(statements: list[str]) -> list[str]:

@@ -73,11 +73,11 @@ def notify_statements(db: Database) -> Iterator[list[str]]:
         if "pg_notify" in statement:
             statements.append(statement)
 
-    event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    event.listen(db.session_engine, "before_cursor_execute", count)
     try:
         yield statements
     finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", count)
+        event.remove(db.session_engine, "before_cursor_execute", count)
 
 
 def _set(sub: Subscription) -> Callable[[], Awaitable[bool]]:

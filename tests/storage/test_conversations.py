@@ -19,7 +19,7 @@ def _count_statements(db: Database) -> list[str]:
         if not statement.startswith(("BEGIN", "COMMIT")):
             seen.append(statement)
 
-    event.listen(db.engine.sync_engine, "before_cursor_execute", count)
+    event.listen(db.session_engine, "before_cursor_execute", count)
     return seen
 
 
