@@ -65,7 +65,10 @@ class ChatRateLimiter:
 class FeishuSender(OutboxSender):
     name = "feishu-sender"
     platform = PLATFORM
-    concurrency = 16  # deliveries in flight: each mostly waits for Feishu
+    # Deliveries in flight, each mostly waiting for Feishu: as many as the Bot's turns at
+    # once by default, or the replies of 32 turns wait in the outbox for 16 deliveries (with
+    # an instant model, outbox to Feishu p50 0.14-0.21 s against 0.02-0.03 s at 32).
+    concurrency = 32
 
     def __init__(
         self,
