@@ -52,6 +52,10 @@ _SPLIT_OUTER_RE = re.compile(r"[^\w.\-]+")
 _SPLIT_INNER_RE = re.compile(r"[._\-]+")
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _EDGE_STRIP = re.compile(r"^\W+|\W+$")
+# A piece with nothing to strip, split or break at a case change (`ping`, `Hello`, `c0001`):
+# its only token is itself, lower-cased. Most pieces are, and the splitting found just that,
+# at five regular expressions a piece.
+_PLAIN = re.compile(r"[a-z0-9]+|[A-Z][a-z0-9]*")
 
 # A token this long is a blob (base64, minified code), not something anyone types.
 MAX_TOKEN_CHARS = 128
@@ -299,6 +303,9 @@ def _technical_tokens(chunk: str) -> list[str]:
 
 
 def _expand(piece: str, out: list[str]) -> None:
+    if _PLAIN.fullmatch(piece):
+        _add(piece.lower(), out)
+        return
     piece = _strip_edges(piece)
     if not piece:
         return

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from pathlib import Path
 
@@ -162,3 +163,23 @@ def test_jieba_does_not_log_to_stderr(capsys: pytest.CaptureFixture[str]) -> Non
     tokenize("日志不要打印到标准错误")
     assert not logging.getLogger("jieba").handlers
     assert "Building prefix dict" not in capsys.readouterr().err
+
+
+def test_a_plain_word_gives_the_tokens_the_full_splitting_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Most pieces (`ping`, `Hello`, `c0001`) skip the splitting; they must come out as it
+    would have cut them, in chat text, identifiers and Chinese alike."""
+    texts = [
+        "ping l0-c0001-m0",
+        "[m1] 2026-12-03 17:59 ou_bench_warm_000 (user): Hello again",
+        "please review src/server/ws.ts before Friday: getUserName HTTPServer __init__ v1.2.3",
+        "下雨了记得带雨伞 Meeting notes İstanbul straße Ⅻ x² e-mail THE The the",
+    ]
+    fast = [tokenize(text) for text in texts]
+    tokenizer.clear_caches()
+    monkeypatch.setattr(tokenizer, "_PLAIN", re.compile(r"(?!)"))  # matches nothing
+    full = [tokenize(text) for text in texts]
+    tokenizer.clear_caches()
+    assert fast == full
+    assert fast[0] == ["ping", "l0-c0001-m0", "l0", "c0001", "m0"]
