@@ -112,6 +112,33 @@ def inline_engine(path: str, *, pragmas: Sequence[str]) -> Engine:
     )
 
 
+def _at_once(name: str) -> Any:
+    """AsyncSession's `name` (execute, scalar, scalars), run on the synchronous Session with
+    the execution options AsyncSession adds."""
+
+    async def method(
+        self: InlineSession,
+        statement: Any,
+        params: Any = None,
+        *,
+        execution_options: Any = util.EMPTY_DICT,
+        bind_arguments: Any = None,
+        **kw: Any,
+    ) -> Any:
+        options = (
+            util.immutabledict(execution_options).union(_EXECUTE_OPTIONS)
+            if execution_options
+            else _EXECUTE_OPTIONS
+        )
+        call = getattr(self.sync_session, name)
+        return call(
+            statement, params, execution_options=options, bind_arguments=bind_arguments, **kw
+        )
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
 class InlineSession(AsyncSession):
     """An AsyncSession whose statements run at once on `sync_engine` (see the module
     docstring)."""
@@ -120,56 +147,9 @@ class InlineSession(AsyncSession):
         super().__init__(**kw)
         self.sync_session.bind = sync_engine
 
-    async def execute(
-        self,
-        statement: Any,
-        params: Any = None,
-        *,
-        execution_options: Any = util.EMPTY_DICT,
-        bind_arguments: Any = None,
-        **kw: Any,
-    ) -> Any:
-        return self.sync_session.execute(
-            statement,
-            params,
-            execution_options=_buffered(execution_options),
-            bind_arguments=bind_arguments,
-            **kw,
-        )
-
-    async def scalar(
-        self,
-        statement: Any,
-        params: Any = None,
-        *,
-        execution_options: Any = util.EMPTY_DICT,
-        bind_arguments: Any = None,
-        **kw: Any,
-    ) -> Any:
-        return self.sync_session.scalar(
-            statement,
-            params,
-            execution_options=_buffered(execution_options),
-            bind_arguments=bind_arguments,
-            **kw,
-        )
-
-    async def scalars(
-        self,
-        statement: Any,
-        params: Any = None,
-        *,
-        execution_options: Any = util.EMPTY_DICT,
-        bind_arguments: Any = None,
-        **kw: Any,
-    ) -> Any:
-        return self.sync_session.scalars(
-            statement,
-            params,
-            execution_options=_buffered(execution_options),
-            bind_arguments=bind_arguments,
-            **kw,
-        )
+    execute = _at_once("execute")
+    scalar = _at_once("scalar")
+    scalars = _at_once("scalars")
 
     async def get(self, entity: Any, ident: Any, **kw: Any) -> Any:
         return self.sync_session.get(entity, ident, **kw)
@@ -188,10 +168,6 @@ class InlineSession(AsyncSession):
 
     async def __aexit__(self, type_: Any, value: Any, traceback: Any) -> None:
         self.sync_session.close()
-
-
-def _buffered(options: Any) -> Any:
-    return util.immutabledict(options).union(_EXECUTE_OPTIONS) if options else _EXECUTE_OPTIONS
 
 
 async def begin_write(

@@ -7,34 +7,22 @@ behind."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-import threading
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.util import greenlet_spawn
 
-from storage.db import Database, create_database
-from storage.migrate import migrate
+from storage.db import Database
 from storage.models import Lease
 from storage.sqlite_sessions import InlineSession, begin_write
+from tests.storage.other_writer import OtherProcessWriter
 
 LEASE_ROW = (
     "INSERT INTO leases (name, owner, expires_at, acquired_at) "
     "VALUES (:name, 'serve', '2030-01-01', '2026-01-01')"
 )
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    db = create_database(f"sqlite+aiosqlite:///{tmp_path / 'maka.db'}")
-    await migrate(db)
-    yield db
-    await db.dispose()
 
 
 async def test_reads_and_writes_run_without_a_greenlet(
@@ -113,31 +101,6 @@ async def test_a_failed_write_is_rolled_back_whole(sqlite_db: Database) -> None:
         await tx.execute(text(LEASE_ROW), {"name": "a"})
 
 
-class _OtherProcessWriter:
-    """Holds SQLite's write lock from another connection, as a `maka` command would."""
-
-    def __init__(self, path: str) -> None:
-        self.path, self.holding, self.release = path, threading.Event(), threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        conn = sqlite3.connect(self.path, isolation_level=None)
-        conn.execute("BEGIN IMMEDIATE")
-        self.holding.set()
-        self.release.wait(30)
-        conn.execute("COMMIT")
-        conn.close()
-
-    def __enter__(self) -> _OtherProcessWriter:
-        self._thread.start()
-        assert self.holding.wait(10), "the other writer never took the lock"
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.release.set()
-        self._thread.join(10)
-
-
 async def test_a_lock_never_given_back_fails_with_sqlites_own_error_after_the_timeout(
     sqlite_db: Database,
 ) -> None:
@@ -153,7 +116,7 @@ async def test_a_lock_never_given_back_fails_with_sqlites_own_error_after_the_ti
 
     beat = asyncio.create_task(beating())
     try:
-        with _OtherProcessWriter(path):
+        with OtherProcessWriter(path):
             async with sqlite_db.sessions() as tx:
                 assert isinstance(tx, InlineSession)
                 with pytest.raises(OperationalError, match="database is locked"):
