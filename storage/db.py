@@ -1,4 +1,5 @@
-"""The async engine and the two kinds of unit of work: `read()` and `write()`.
+"""The engines and the two kinds of unit of work: `read()` and `write()` (on SQLite, sessions
+that run their statements at once: `storage/sqlite_sessions.py`).
 
 PostgreSQL runs many writers; uniqueness constraints and row locks keep them honest. SQLite
 allows one writer at a time, so `write()` serializes writers inside the process with a lock
