@@ -1,4 +1,4 @@
-"""Rows tests start from: the owner's DM conversation and task Sessions in it."""
+"""Rows tests start from: the owner's DM conversation, task Sessions in it, pending replies."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation, Session, SourceRecord
+from storage.repos import outbox
 from storage.types import utcnow
 
 OWNER = "ou_owner"
@@ -62,4 +63,18 @@ async def record_of(s: AsyncSession, source: str, external_id: str) -> SourceRec
         select(SourceRecord).where(
             SourceRecord.source == source, SourceRecord.external_id == external_id
         )
+    )
+
+
+async def pending_reply(s: AsyncSession, chat_id: str, now: datetime, key: str = "") -> int | None:
+    """A text reply "pong" to a Feishu chat, waiting in the outbox (its id; None if `key`,
+    by default `reply-<chat_id>`, was enqueued before)."""
+    return await outbox.enqueue(
+        s,
+        idempotency_key=key or f"reply-{chat_id}",
+        platform="feishu",
+        chat_id=chat_id,
+        content_type="text",
+        content={"text": "pong"},
+        now=now,
     )

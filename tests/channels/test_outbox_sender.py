@@ -11,8 +11,8 @@ from sqlalchemy import event
 
 from bot.channels.outbox_sender import Claimed, OutboxSender
 from storage.db import Database
-from storage.repos import outbox
 from storage.types import utcnow
+from tests.seed import pending_reply
 
 
 class _Sender(OutboxSender):
@@ -25,15 +25,7 @@ class _Sender(OutboxSender):
 async def _due(db: Database, *chats: str) -> None:
     async with db.write() as tx:
         for chat in chats:
-            await outbox.enqueue(
-                tx,
-                idempotency_key=f"reply-{chat}",
-                platform="feishu",
-                chat_id=chat,
-                content_type="text",
-                content={"text": "pong"},
-                now=utcnow(),
-            )
+            await pending_reply(tx, chat, utcnow())
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from storage.db import Database, create_database
 from storage.repos import inbox, outbox
 from storage.repos.sources import RECORDS_TOPIC
+from tests.seed import pending_reply
 from tests.waiting import wait_until
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -114,15 +115,7 @@ async def test_an_insert_of_work_wakes_the_other_replica_with_no_statement_of_ou
     replies, messages = b.subscribe(["outbox"]), b.subscribe(["inbox"])
     with notify_statements(db) as statements:
         async with db.write() as tx:
-            await outbox.enqueue(
-                tx,
-                idempotency_key="reply-1",
-                platform="feishu",
-                chat_id="oc_1",
-                content_type="text",
-                content={"text": "pong"},
-                now=NOW,
-            )
+            await pending_reply(tx, "oc_1", NOW)
             await inbox.append(tx, kind="user_message", payload={}, created_at=NOW)
     await wait_until(_set(replies), what="replica b woken by a's reply into the outbox")
     await wait_until(_set(messages), what="replica b woken by a's message into the inbox")

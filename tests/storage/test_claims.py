@@ -13,6 +13,7 @@ from sqlalchemy import select
 from storage.db import Database
 from storage.models import OutboxMessage, Timer
 from storage.repos import outbox, timers
+from tests.seed import pending_reply
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=1)
@@ -43,15 +44,7 @@ async def test_a_claim_takes_as_many_as_asked_earliest_first_and_leaves_the_rest
 
 async def test_a_delivery_claim_counts_its_attempt_in_the_same_statement(db: Database) -> None:
     async with db.write() as tx:
-        await outbox.enqueue(
-            tx,
-            idempotency_key="reply-1",
-            platform="feishu",
-            chat_id="oc_1",
-            content_type="text",
-            content={"text": "pong"},
-            now=NOW,
-        )
+        await pending_reply(tx, "oc_1", NOW)
     async with db.write_statement() as tx:
         [claimed] = await outbox.claim_due(
             tx, platform="feishu", owner="host-a", now=NOW, limit=5, lease=LEASE
