@@ -3,16 +3,11 @@ nothing more was due (on SQLite a claim's write takes the one write lock)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy import event
-
 from bot.channels.outbox_sender import Claimed, OutboxSender
 from storage.db import Database
 from storage.types import utcnow
 from tests.seed import pending_reply
+from tests.statements import statements_of
 
 
 class _Sender(OutboxSender):
@@ -28,20 +23,6 @@ async def _due(db: Database, *chats: str) -> None:
             await pending_reply(tx, chat, utcnow())
 
 
-@contextmanager
-def _statements(db: Database) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        seen.append(" ".join(statement.split()))
-
-    event.listen(db.session_engine, "before_cursor_execute", before)
-    try:
-        yield seen
-    finally:
-        event.remove(db.session_engine, "before_cursor_execute", before)
-
-
 def _claims(statements: list[str]) -> list[str]:
     return [s for s in statements if s.startswith("UPDATE outbox SET attempts")]
 
@@ -50,7 +31,7 @@ async def test_a_claim_after_one_that_found_fewer_than_asked_only_reads(db: Data
     await _due(db, "oc_1")
     sender = _Sender(db, "host-a")
     assert [row.chat_id for row in await sender.claim(4)] == ["oc_1"]
-    with _statements(db) as statements:
+    with statements_of(db) as statements:
         assert await sender.claim(4) == []  # a freed slot's claim, with nothing due
     assert _claims(statements) == [], statements
     assert any(s.startswith("SELECT") for s in statements), statements
@@ -62,7 +43,7 @@ async def test_a_claim_after_one_that_filled_its_slots_goes_straight_to_the_writ
     await _due(db, "oc_1", "oc_2")
     sender = _Sender(db, "host-a")
     [first] = await sender.claim(1)
-    with _statements(db) as statements:
+    with statements_of(db) as statements:
         [second] = await sender.claim(1)
     assert {first.chat_id, second.chat_id} == {"oc_1", "oc_2"}
     assert len(_claims(statements)) == 1

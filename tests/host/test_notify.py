@@ -6,13 +6,12 @@ own, as each process has: its connections carry its mark."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.notify import WOKEN_BY_INSERT, PostgresNotifier, Subscription
@@ -21,6 +20,7 @@ from storage.db import Database, create_database
 from storage.repos import inbox, outbox
 from storage.repos.sources import RECORDS_TOPIC
 from tests.seed import pending_reply
+from tests.statements import statements_of
 from tests.waiting import wait_until
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -65,20 +65,9 @@ async def other(db: Database) -> AsyncIterator[Database]:
     await database.dispose()
 
 
-@contextmanager
-def notify_statements(db: Database) -> Iterator[list[str]]:
+def notify_statements(db: Database) -> AbstractContextManager[list[str]]:
     """The `pg_notify` statements `db` sends meanwhile."""
-    statements: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        if "pg_notify" in statement:
-            statements.append(statement)
-
-    event.listen(db.session_engine, "before_cursor_execute", count)
-    try:
-        yield statements
-    finally:
-        event.remove(db.session_engine, "before_cursor_execute", count)
+    return statements_of(db, keep=lambda statement: "pg_notify" in statement)
 
 
 def _set(sub: Subscription) -> Callable[[], Awaitable[bool]]:

@@ -3,24 +3,14 @@ that existed already read in one more."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import event
-
 from storage.db import Database
 from storage.repos import conversations
 from storage.repos.conversations import NewConversation
+from tests.statements import statements_of
 
 
-def _count_statements(db: Database) -> list[str]:
-    seen: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        if not statement.startswith(("BEGIN", "COMMIT")):
-            seen.append(statement)
-
-    event.listen(db.session_engine, "before_cursor_execute", count)
-    return seen
+def _not_begin_or_commit(statement: str) -> bool:
+    return not statement.startswith(("BEGIN", "COMMIT"))
 
 
 async def test_a_burst_of_new_chats_is_made_in_two_statements_and_each_once(
@@ -30,7 +20,6 @@ async def test_a_burst_of_new_chats_is_made_in_two_statements_and_each_once(
         existing = await conversations.get_or_create(
             tx, platform="feishu", chat_id="oc_old", chat_type="group"
         )
-    statements = _count_statements(db)
     wanted = [
         NewConversation("feishu", f"oc_dm{n}", "p2p", peer_open_id=f"ou_{n}") for n in range(5)
     ]
@@ -38,8 +27,9 @@ async def test_a_burst_of_new_chats_is_made_in_two_statements_and_each_once(
         NewConversation("feishu", "oc_old", "group"),
         NewConversation("feishu", "oc_dm0", "group"),  # asked twice: the first ask stands
     ]
-    async with db.write() as tx:
-        found = await conversations.get_or_create_many(tx, wanted)
+    with statements_of(db, keep=_not_begin_or_commit) as statements:
+        async with db.write() as tx:
+            found = await conversations.get_or_create_many(tx, wanted)
 
     # one insert, one read (of the one that existed), for seven asks
     assert len(statements) == 2, [s[:90] for s in statements]
@@ -53,11 +43,11 @@ async def test_a_burst_of_new_chats_is_made_in_two_statements_and_each_once(
 
 
 async def test_a_burst_of_only_new_chats_is_one_statement(db: Database) -> None:
-    statements = _count_statements(db)
     wanted = [NewConversation("feishu", f"oc_{n}", "p2p", peer_open_id=f"ou_{n}") for n in range(4)]
     wanted.append(NewConversation("feishu", "oc_group", "group"))  # no peer: NULL, same batch
-    async with db.write() as tx:
-        found = await conversations.get_or_create_many(tx, wanted)
+    with statements_of(db, keep=_not_begin_or_commit) as statements:
+        async with db.write() as tx:
+            found = await conversations.get_or_create_many(tx, wanted)
     assert len(statements) == 1, [s[:90] for s in statements]
     assert len({c.id for c in found.values()}) == 5
     assert found[("feishu", "oc_group")].peer_open_id is None
