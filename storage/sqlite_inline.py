@@ -125,21 +125,41 @@ class InlineConnection:
     async def _run(self, sql: str, call: Callable[[], _T]) -> _T:
         """`call` now; when SQLite says busy and a retry is allowed, again after a sleep."""
         may_retry = not self._conn.in_transaction or _is_begin_or_commit(sql)
-        deadline = time.monotonic() + self._busy_timeout
-        attempt = 0
-        while True:
-            try:
-                result = call()
-            except sqlite3.OperationalError as exc:
-                busy = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
-                if not (busy and may_retry) or time.monotonic() >= deadline:
-                    raise
-                await asyncio.sleep(BUSY_BACKOFF[min(attempt, len(BUSY_BACKOFF) - 1)])
-                attempt += 1
-                continue
-            if sql == "COMMIT":
-                _checkpoints.committed(self._path)
-            return result
+        result = await retried_while_busy(call, self._busy_timeout, may_retry=may_retry)
+        if sql == "COMMIT":
+            _checkpoints.committed(self._path)
+        return result
+
+
+async def retried_while_busy(
+    call: Callable[[], _T],
+    busy_timeout: float,
+    *,
+    may_retry: bool = True,
+    before_retry: Callable[[], object] = lambda: None,
+) -> _T:
+    """`call()`; while SQLite says busy (its own error, or SQLAlchemy's around it) and a
+    retry is allowed, `before_retry()` and `call()` again after an asyncio sleep, for up to
+    `busy_timeout` seconds; then SQLite's error."""
+    deadline = time.monotonic() + busy_timeout
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            if not (may_retry and _is_busy(exc)) or time.monotonic() >= deadline:
+                raise
+            before_retry()
+        await asyncio.sleep(BUSY_BACKOFF[min(attempt, len(BUSY_BACKOFF) - 1)])
+        attempt += 1
+
+
+def _is_busy(exc: BaseException) -> bool:
+    error = getattr(exc, "orig", exc)  # SQLAlchemy's wrapping keeps the driver's as `orig`
+    return (
+        isinstance(error, sqlite3.OperationalError)
+        and getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+    )
 
 
 def _is_begin_or_commit(sql: str) -> bool:

@@ -28,22 +28,17 @@ What the bridge's connections did that these must too:
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, util
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio.session import _EXECUTE_OPTIONS  # AsyncSession's own: rows read whole
 from sqlalchemy.pool import QueuePool
 
 from storage import sqlite_inline
-from storage.sqlite_inline import BUSY_BACKOFF
-
-# What AsyncSession adds to every execute: ORM results are read whole before returning.
-_EXECUTE_OPTIONS = util.immutabledict({"prebuffer_rows": True})
+from storage.sqlite_inline import retried_while_busy
 
 
 class _BufferedCursor(sqlite3.Cursor):
@@ -170,26 +165,12 @@ class InlineSession(AsyncSession):
         self.sync_session.close()
 
 
-async def begin_write(
-    tx: InlineSession,
-    options: dict[str, Any],
-    *,
-    busy_timeout: float,
-    clock: Callable[[], float] = time.monotonic,
-) -> None:
+async def begin_write(tx: InlineSession, options: dict[str, Any], *, busy_timeout: float) -> None:
     """Begin `tx`'s write transaction (BEGIN IMMEDIATE, by the engine's begin event for
     `options`), waiting out another process's write lock with asyncio sleeps, up to
     `busy_timeout` seconds; then SQLite's own error."""
-    deadline = clock() + busy_timeout
-    attempt = 0
-    while True:
-        try:
-            tx.sync_session.connection(execution_options=options)
-            return
-        except OperationalError as exc:
-            busy = getattr(exc.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
-            if not busy or clock() >= deadline:
-                raise
-            tx.sync_session.rollback()  # the connection goes back; the next try takes one
-        await asyncio.sleep(BUSY_BACKOFF[min(attempt, len(BUSY_BACKOFF) - 1)])
-        attempt += 1
+    await retried_while_busy(
+        lambda: tx.sync_session.connection(execution_options=options),
+        busy_timeout,
+        before_retry=tx.sync_session.rollback,  # the connection goes back; the next try takes one
+    )
