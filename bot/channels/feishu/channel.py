@@ -87,6 +87,7 @@ class FeishuChannel:
                     self.api,
                     instance_id=services.host.instance_id,
                     owner_open_id=s.owner,
+                    concurrency=s.bot_concurrency,
                 )
             )
         services.readiness["feishu"] = self.readiness

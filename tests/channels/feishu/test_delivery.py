@@ -306,3 +306,12 @@ async def test_replies_go_out_on_kept_alive_connections(make_world: WorldFactory
             "/open-apis/im/v1/messages")]  # fmt: skip
     assert len(sends) == 10
     assert len({r.peer for r in sends}) == 1, [r.peer for r in sends]
+
+
+async def test_the_sender_delivers_as_many_replies_at_once_as_the_bot_runs_turns(
+    make_world: WorldFactory,
+) -> None:
+    # With fewer deliveries than turns, the replies of a full turn pool wait in the outbox.
+    async with make_world(bot_concurrency=7) as w:
+        sender = w.app.services.host.status()["feishu-sender"].worker
+        assert sender.concurrency == 7
