@@ -1,5 +1,5 @@
 """Conversation benchmark, run by hand: `.venv/bin/python benchmarks/conversations.py` (`make
-bench` runs it with the defaults; `--quick` is a smoke run: 300 × 1 and 20 × 3 at an instant
+bench` runs it with the defaults; `--quick` is a smoke run: 600 × 1 and 20 × 3 at an instant
 model, 20 × 1 at 1 s, a burst of 20).
 
 What runs, for each database (`sqlite`: one real `maka serve` on the embedded default, which
@@ -73,7 +73,7 @@ is at most T_send ÷ (T_send + debounce) however cheap a turn is; the line says 
     --latencies 0,1,3               model seconds per Bot call, one run each
     --conversations N --messages M  override every run's N and M (defaults: 1500 × 1 and
                                     100 × 5 at 0 s, 100 × 2 at 1 s, 100 × 1 at 3 s; --quick:
-                                    300 × 1 and 20 × 3 at 0 s, 20 × 1 at 1 s)
+                                    600 × 1 and 20 × 3 at 0 s, 20 × 1 at 1 s)
     --rates 100,200                 open loop instead: each message sent at its own moment,
                                     R a second, whether or not the ones before were answered
                                     (a platform pushing events; 32 closed-loop senders slow
@@ -141,7 +141,7 @@ BURST_SIZE = 100  # the size the burst target is stated for
 # (latency s, conversations, messages each). The first instant run is the issue's own shape
 # (`wrk -c32`, one new DM per request), the one its targets were measured and stated in.
 DEFAULT_RUNS = ((0.0, 1500, 1), (0.0, 100, 5), (1.0, 100, 2), (3.0, 100, 1))
-QUICK_RUNS = ((0.0, 300, 1), (0.0, 20, 3), (1.0, 20, 1))
+QUICK_RUNS = ((0.0, 600, 1), (0.0, 20, 3), (1.0, 20, 1))
 DEFAULT_BURST, QUICK_BURST = BURST_SIZE, 20
 SETTLE_TIMEOUT = 300.0  # seconds for a run's replies once its sending is over
 SPLIT_ROLES = ("web", "worker")  # --topology split: events to the first, turns in the second
