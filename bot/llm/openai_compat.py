@@ -363,7 +363,12 @@ class OpenAICompatibleProvider:
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:  # made in the loop that uses it
             self._session = aiohttp.ClientSession(
-                headers=self._headers, timeout=self._timeout
+                headers=self._headers,
+                timeout=self._timeout,
+                # The workers' pools bound the calls in flight (MAKA_BOT_CONCURRENCY, up to
+                # 256, beside task turns and discovery); aiohttp's default of 100
+                # connections would queue the rest here, unseen, as model latency.
+                connector=aiohttp.TCPConnector(limit=0),
             )
         return self._session
 

@@ -101,7 +101,12 @@ class KeptAliveTransport:
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                timeout=self.timeout, headers={"User-Agent": "maka-assistant"}
+                timeout=self.timeout,
+                headers={"User-Agent": "maka-assistant"},
+                # The callers' pools bound the requests in flight (the sender delivers
+                # MAKA_BOT_CONCURRENCY at once, up to 256, beside syncs and commands);
+                # aiohttp's default of 100 connections would queue the rest here, unseen.
+                connector=aiohttp.TCPConnector(limit=0),
             )
         return self._session
 

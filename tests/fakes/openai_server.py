@@ -70,6 +70,9 @@ class FakeOpenAIServer:
         self._replies: deque[dict[str, Any]] = deque()
         self._ids = itertools.count(1)
         self._closing = asyncio.Event()
+        self._together = 0  # hold_until_together: requests held until this many are in
+        self._held = 0
+        self._all_in = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
 
@@ -126,6 +129,12 @@ class FakeOpenAIServer:
         """The next `times` chat requests wait `seconds` before answering normally."""
         for _ in range(times):
             self._faults.append(_Delay(seconds))
+
+    def hold_until_together(self, n: int) -> None:
+        """Hold every chat request until `n` are held at once, then answer them all: shows
+        whether a client can have `n` requests in flight (or the server closes)."""
+        self._together, self._held = n, 0
+        self._all_in.clear()
 
     def reply_raw(self, body: dict[str, Any]) -> None:
         """Queue an exact response body (to test odd shapes, e.g. no `usage`)."""
@@ -241,6 +250,19 @@ class FakeOpenAIServer:
         self.log.append(RecordedRequest(request.method, request.path, dict(request.headers), body))
         if (denied := self._unauthorized(request)) is not None:
             return denied
+
+        if self._together:
+            self._held += 1
+            if self._held >= self._together:
+                self._all_in.set()
+            closing = asyncio.ensure_future(self._closing.wait())
+            try:
+                await asyncio.wait(
+                    [closing, asyncio.ensure_future(self._all_in.wait())],
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            finally:
+                closing.cancel()
 
         if self._faults:
             fault = self._faults.popleft()

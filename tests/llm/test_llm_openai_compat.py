@@ -404,3 +404,21 @@ def test_parse_retry_after() -> None:
     future = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
     hint = parse_retry_after({"retry-after": future})
     assert hint is not None and hint > 60
+
+
+async def test_more_requests_than_aiohttp_allows_by_default_are_in_flight_at_once(
+    fake_openai: FakeOpenAIServer, make_provider: ProviderFactory
+) -> None:
+    # The workers' pools (MAKA_BOT_CONCURRENCY up to 256) bound the calls; a connection
+    # limit of the client's own (aiohttp's default: 100) would queue the rest unseen.
+    many = 101
+    fake_openai.hold_until_together(many)
+    client = ModelClient(make_provider(timeout=30.0), MemoryRecorder())
+    try:
+        async with asyncio.timeout(20):  # held forever if fewer than `many` get through
+            done = await asyncio.gather(
+                *(client.complete(HELLO, purpose="chat") for _ in range(many))
+            )
+    except TimeoutError:
+        pytest.fail(f"after 20 s, fewer than {many} model requests were in flight at once")
+    assert [c.text for c in done] == ["ok"] * many
