@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from sqlalchemy import Engine, event, text
 from sqlalchemy.engine import make_url
@@ -26,12 +26,11 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.pool import NullPool
 
 from storage.group_commit import GroupCommit
 from storage.sqlite_inline import inline_creator
 from storage.sqlite_sessions import InlineSession, begin_write, inline_engine
-from storage.urls import is_sqlite, masked_database_url
+from storage.urls import is_sqlite, masked_database_url, sqlite_file_of
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -102,12 +101,11 @@ class Database:
         """A transaction that commits on success and rolls back on error."""
         if self.is_sqlite:
             async with self._write_lock, self.sessions() as tx:
-                if isinstance(tx, InlineSession):
-                    await begin_write(
-                        tx, {_WRITE_OPTION: True}, busy_timeout=SQLITE_BUSY_TIMEOUT_MS / 1000
-                    )
-                else:
-                    await tx.connection(execution_options={_WRITE_OPTION: True})
+                await begin_write(
+                    cast(InlineSession, tx),  # SQLite's sessions are (create_database)
+                    {_WRITE_OPTION: True},
+                    busy_timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+                )
                 async with _commit_or_rollback(tx):
                     yield tx
         else:
@@ -234,14 +232,13 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
     sessions: async_sessionmaker[AsyncSession] | None = None
     inline: Engine | None = None
     if sqlite:
-        engine = _sqlite_engine(url, **engine_kwargs)
-        path = make_url(url).database
-        if path and path != ":memory:":  # a memory database is one per connection: no pool
-            inline = inline_engine(path, pragmas=_SQLITE_PRAGMAS)
-            _begin_as_asked(inline)
-            sessions = async_sessionmaker(
-                class_=InlineSession, expire_on_commit=False, sync_engine=inline
-            )
+        path = sqlite_file_of(url)
+        engine = _sqlite_engine(path, url, **engine_kwargs)
+        inline = inline_engine(path, pragmas=_SQLITE_PRAGMAS)
+        _begin_as_asked(inline)
+        sessions = async_sessionmaker(
+            class_=InlineSession, expire_on_commit=False, sync_engine=inline
+        )
     else:
         connect_args = engine_kwargs.pop("connect_args", {})
         settings = {**connect_args.get("server_settings", {}), "application_name": f"maka@{mark}"}
@@ -274,17 +271,14 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
     )
 
 
-def _sqlite_engine(url: str, **engine_kwargs: Any) -> AsyncEngine:
-    path = make_url(url).database
-    if path and path != ":memory:":
-        with suppress(OSError):  # then connecting fails, and says why
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+def _sqlite_engine(path: str, url: str, **engine_kwargs: Any) -> AsyncEngine:
+    with suppress(OSError):  # then connecting fails, and says why
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     # On the loop's own thread (storage/sqlite_inline.py), in autocommit mode: BEGIN is ours
     # (see the module docstring), and waiting out another process's lock is its retry's.
     engine = create_async_engine(
         url,
-        async_creator=inline_creator(path or ":memory:", SQLITE_BUSY_TIMEOUT_MS / 1000),
-        poolclass=NullPool if path == ":memory:" else None,
+        async_creator=inline_creator(path, SQLITE_BUSY_TIMEOUT_MS / 1000),
         **engine_kwargs,
     )
 

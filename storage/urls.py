@@ -36,9 +36,24 @@ def normalize_database_url(raw: str) -> str:
         raise DatabaseUrlError(
             f"unsupported database {url.drivername!r}; use postgresql:// or sqlite:///"
         )
-    if driver.startswith("sqlite") and not url.database:
-        raise DatabaseUrlError("sqlite URL needs a file path, e.g. sqlite:///./.maka/maka.db")
+    if driver.startswith("sqlite"):
+        sqlite_file_of(url)
     return url.set(drivername=driver).render_as_string(hide_password=False)
+
+
+def sqlite_file_of(url: str | URL) -> str:
+    """The file a SQLite URL names. A memory database is refused: each connection would get an
+    empty one of its own, and everything the assistant stored would be gone when it stops."""
+    url = make_url(url)
+    path = url.database or ""
+    if not path:
+        raise DatabaseUrlError("sqlite URL needs a file path, e.g. sqlite:///./.maka/maka.db")
+    if ":memory:" in path or "mode=memory" in path or url.query.get("mode") == "memory":
+        raise DatabaseUrlError(
+            "a memory SQLite database is lost when the service stops and is not shared "
+            "between its connections; give a file path, e.g. sqlite:///./.maka/maka.db"
+        )
+    return path
 
 
 def masked_database_url(raw: str | URL) -> str | None:

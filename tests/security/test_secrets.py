@@ -99,6 +99,11 @@ FAILURES: dict[str, tuple[list[str], str, str]] = {
         UNSUPPORTED_URL,
         "MAKA_DATABASE_URL: unsupported database 'mysql'",
     ),
+    "serve, memory database": (
+        ["serve"],
+        "sqlite:///:memory:",
+        "MAKA_DATABASE_URL: a memory SQLite database is lost when the service stops",
+    ),
     "serve, unreachable": (["serve"], UNREACHABLE_URL, UNREACHABLE_SHOWN),
     "migrate, unreachable": (["migrate"], UNREACHABLE_URL, UNREACHABLE_SHOWN),
     "sync status, unreachable": (["sync", "status"], UNREACHABLE_URL, UNREACHABLE_SHOWN),
