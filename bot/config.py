@@ -29,6 +29,14 @@ class ConfigError(Exception):
         self.lines = lines
 
 
+class LogLevel(StrEnum):
+    DEBUG = "DEBUG"
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+    CRITICAL = "CRITICAL"
+
+
 class SearchBackend(StrEnum):
     EMBEDDED = "embedded"
     MEILISEARCH = "meilisearch"
@@ -141,6 +149,7 @@ class Settings(BaseSettings):
     open_dms: bool = False  # let anyone in the tenant use the assistant in a DM
     admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     timezone: str = "UTC"
+    log_level: LogLevel = LogLevel.INFO
 
     context_tokens: int = Field(default=8000, ge=1000, description="model input budget")
     bot_debounce: float = Field(default=0.4, ge=0, description="seconds to gather a burst")
@@ -208,6 +217,13 @@ class Settings(BaseSettings):
     def _quiet_hours(cls, value: str) -> str:
         parse_quiet_hours(value)
         return value.strip()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level_any_case(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().upper() in LogLevel.__members__:
+            return value.strip().upper()
+        return value  # refused as given, so the message shows what was written
 
     @field_validator("timezone")
     @classmethod

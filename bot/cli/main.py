@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,17 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("MAKA_LOG_LEVEL", "INFO").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         settings = load_settings()
     except ConfigError as exc:
         for line in exc.lines:
             print(f"FAIL  settings: {line}" if args.command == "doctor" else line, file=sys.stderr)
         return 2
+    logging.basicConfig(
+        level=settings.log_level.value,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     if args.command == "serve":
         from bot.cli.serve import limit_malloc_arenas
 

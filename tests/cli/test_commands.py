@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 
+from bot.config import LogLevel, load_settings
 from storage.db import create_database
 from storage.migrate import current_revision, head_revision, migrate
 
@@ -69,11 +71,22 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
     }
 
 
-async def test_a_wrong_setting_stops_start_up_with_one_line(tmp_path: Path) -> None:
-    code, _, err = await _run(["serve"], _env(tmp_path, MAKA_HTTP_PORT="eighty"))
+@pytest.mark.parametrize(
+    ("variable", "value"), [("MAKA_HTTP_PORT", "eighty"), ("MAKA_LOG_LEVEL", "LOUD")]
+)
+async def test_a_wrong_setting_stops_start_up_with_one_line(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    code, _, err = await _run(["serve"], _env(tmp_path, **{variable: value}))
     assert code != 0
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("MAKA_HTTP_PORT:"), lines
+    assert len(lines) == 1 and lines[0].startswith(f"{variable}:"), lines
+    assert value in lines[0], lines
+
+
+def test_the_log_level_is_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAKA_LOG_LEVEL", " debug ")
+    assert load_settings().log_level is LogLevel.DEBUG
 
 
 async def test_serve_answers_healthz_and_drains_on_sigterm(tmp_path: Path) -> None:
