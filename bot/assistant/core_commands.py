@@ -81,7 +81,7 @@ async def status_report(ctx: CommandContext) -> str:
     where = "" if everything else " in this chat"
     async with services.db.read() as tx:
         pending_inbox = await inbox.count_pending(tx, within)
-        outbox_states = await outbox.count_by_state(tx, within)
+        outbox_states = await outbox.count_unfinished(tx, within)
     states = services.host.status().items()
     pending, failed, uncertain = (
         outbox_states.get(k, 0) for k in ("pending", "failed", "uncertain")

@@ -267,9 +267,19 @@ async def by_conversation(
     return list((await tx.scalars(stmt)).all())
 
 
-async def count_by_state(tx: AsyncSession, conversation_id: int | None = None) -> dict[str, int]:
-    """Rows per state: all of them, or one conversation's."""
-    stmt = select(OutboxMessage.state, func.count(OutboxMessage.id)).group_by(OutboxMessage.state)
+UNFINISHED = (PENDING, UNCERTAIN, FAILED)
+
+
+async def count_unfinished(tx: AsyncSession, conversation_id: int | None = None) -> dict[str, int]:
+    """Rows per state that is not `sent`: all of them, or one conversation's. Sent rows are
+    every reply ever written, so they are not counted: by the state index this reads only the
+    rows still owed (a count of every state scanned the whole outbox, on SQLite with the
+    event loop held)."""
+    stmt = (
+        select(OutboxMessage.state, func.count(OutboxMessage.id))
+        .where(OutboxMessage.state.in_(UNFINISHED))
+        .group_by(OutboxMessage.state)
+    )
     if conversation_id is not None:
         stmt = stmt.where(OutboxMessage.conversation_id == conversation_id)
     rows = await tx.execute(stmt)

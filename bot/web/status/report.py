@@ -257,7 +257,7 @@ async def _discovery(services: Services, tz: tzinfo, now: datetime) -> list[Item
 
 async def _outbox(services: Services) -> list[Item]:
     async with services.db.read() as tx:
-        states = await outbox.count_by_state(tx)
+        states = await outbox.count_unfinished(tx)
     hints = {
         "uncertain": "sent, but Feishu's answer was lost: it is retried with the same "
         "idempotency key, so never twice; if it stays, check that Feishu is reachable",
