@@ -79,6 +79,12 @@ def _partial(where: str) -> dict[str, Any]:
 
 
 _WAITING_FOR_A_CONVERSATION = "delivered_at IS NULL AND conversation_id IS NOT NULL"
+# A notice (not a user's message) the Bot has handled in a conversation: what the status page
+# lists as `/why ID`. The query says it in these very words (storage.repos.inbox), so that
+# both databases can prove it implies the partial index's condition.
+HANDLED_NOTICE = (
+    "kind != 'user_message' AND conversation_id IS NOT NULL AND delivered_at IS NOT NULL"
+)
 
 
 class InboxItem(Base):
@@ -111,6 +117,9 @@ class InboxItem(Base):
             "delivered_at",
             **_partial("delivered_at IS NULL AND session_id IS NOT NULL"),
         ),
+        # The newest notices handled: without it, every user message ever received was read
+        # to find the few notices among them.
+        Index("ix_inbox_items_handled_notices", "id", **_partial(HANDLED_NOTICE)),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)

@@ -17,13 +17,14 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.expression import ColumnElement, Exists
 
 from storage.claims import NOW
-from storage.models import Admin, InboxItem
+from storage.models import HANDLED_NOTICE, Admin, InboxItem
 from storage.repos._lists import in_list, not_in_list
 from storage.repos._upsert import insert_for
 from storage.types import UTCDateTime
@@ -305,3 +306,11 @@ async def has_recent(
         InboxItem.created_at >= since,
     )
     return (await tx.scalar(stmt.limit(1))) is not None
+
+
+async def handled_notices(tx: AsyncSession, limit: int) -> list[InboxItem]:
+    """The newest notices (not users' messages) the Bot handled in a conversation, through
+    their partial index: the condition is the index's own text, which each database must see
+    to use the index (a bound parameter in its place would not prove it)."""
+    stmt = select(InboxItem).where(text(HANDLED_NOTICE)).order_by(InboxItem.id.desc()).limit(limit)
+    return list((await tx.scalars(stmt)).all())

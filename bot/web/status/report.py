@@ -19,9 +19,9 @@ from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
 from bot.sync.status import load_status
-from storage.models import ApiUsage, InboxItem, Matter, ModelCall, Session
+from storage.models import ApiUsage, Matter, ModelCall, Session
 from storage.repos import discovery as discovery_repo
-from storage.repos import memory_indexes, model_calls, outbox
+from storage.repos import inbox, memory_indexes, model_calls, outbox
 from storage.types import utcnow
 
 DAYS = 14
@@ -274,18 +274,7 @@ async def _outbox(services: Services) -> list[Item]:
 async def _unasked(services: Services, tz: tzinfo) -> list[Item]:
     """The notices the Bot handled lately (each one is the `/why ID` of what it then sent)."""
     async with services.db.read() as tx:
-        rows = (
-            await tx.scalars(
-                select(InboxItem)
-                .where(
-                    InboxItem.kind != "user_message",
-                    InboxItem.conversation_id.is_not(None),
-                    InboxItem.delivered_at.is_not(None),
-                )
-                .order_by(InboxItem.id.desc())
-                .limit(UNASKED_SHOWN)
-            )
-        ).all()
+        rows = await inbox.handled_notices(tx, UNASKED_SHOWN)
         return [
             Item(
                 name=f"/why {row.id}",
