@@ -30,8 +30,10 @@ The databases' `maka serve`s run side by side and take turns: each run goes to o
 other (which goes first alternates from run to run), so that the two runs the targets compare
 are seconds apart, not minutes: this machine's speed drifts by half within an hour, and with
 one database after the other one comparison in six fell short of a target the five others
-met. The judged shape runs `--rounds` times (3), each round on both databases, and is judged
-on the medians: a round's own figures, every round's shown.
+met. Not what a user runs: while one database's run goes on, the other's `maka serve` (and
+PostgreSQL's server) sits idle beside it, 2-3% of a core measured. The judged shape runs
+`--rounds` times (3), each round on both databases, and is judged on the medians: a round's
+own figures, every round's shown.
 
 For each database, after a warm-up of 8 DMs (not counted), runs at model latencies 0, 1 and
 3 s (two at 0 s by default): N conversations (DMs from N users never seen before, so each is a new
