@@ -19,7 +19,7 @@ from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
 from bot.sync.status import load_status
-from storage.models import ApiUsage, Matter, ModelCall, Session
+from storage.models import ApiUsage, Matter, Session
 from storage.repos import discovery as discovery_repo
 from storage.repos import inbox, memory_indexes, model_calls, outbox
 from storage.types import utcnow
@@ -289,21 +289,13 @@ async def _model_usage(services: Services, tz: tzinfo, now: datetime) -> list[Da
     first = now.astimezone(tz).date() - timedelta(days=DAYS - 1)
     since = datetime.combine(first, time(), tz)
     async with services.db.read() as tx:
-        rows = (
-            await tx.execute(
-                select(
-                    ModelCall.created_at,
-                    ModelCall.purpose,
-                    ModelCall.input_tokens + ModelCall.output_tokens,
-                ).where(ModelCall.created_at >= since)
-            )
-        ).all()
+        quarters = await model_calls.usage_by_quarter_hour(tx, since)
     tokens: dict[date, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     calls: dict[date, int] = defaultdict(int)
-    for created_at, purpose, used in rows:
-        day = created_at.astimezone(tz).date()
-        tokens[day][ROLES.get(purpose, "other")] += int(used or 0)
-        calls[day] += 1
+    for q in quarters:
+        day = q.start.astimezone(tz).date()
+        tokens[day][ROLES.get(q.purpose, "other")] += q.tokens
+        calls[day] += q.calls
     days = [first + timedelta(days=n) for n in range(DAYS)]
     return [DayUsage(day=d, tokens=dict(tokens[d]), calls=calls[d]) for d in days]
 
