@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
@@ -76,6 +76,7 @@ class Database:
     _acks: async_sessionmaker[AsyncSession] | None = None  # PostgreSQL: see ack_write()
     _ack_engine: AsyncEngine | None = None
     _inline: Engine | None = None  # SQLite: the Engine of the sessions (storage/sqlite_sessions)
+    _folder_problem: str | None = None  # SQLite: why its file's folder could not be made
     _group: GroupCommit[Operation[Any] | Together[Any, Any], Any] | None = None
 
     @property
@@ -189,7 +190,7 @@ class Database:
         except Exception as exc:
             raise DatabaseNotReady(
                 f"cannot reach the database {masked_database_url(self.url)}: "
-                f"{describe_error(exc, self.url)}"
+                f"{self._folder_problem or describe_error(exc, self.url)}"
             ) from exc
 
     async def dispose(self) -> None:
@@ -231,8 +232,10 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
     mark = secrets.token_hex(4)
     sessions: async_sessionmaker[AsyncSession] | None = None
     inline: Engine | None = None
+    folder_problem = None
     if sqlite:
         path = sqlite_file_of(url)
+        folder_problem = _make_folder_of(path)
         engine = _sqlite_engine(path, url, **engine_kwargs)
         inline = inline_engine(path, pragmas=_SQLITE_PRAGMAS)
         _begin_as_asked(inline)
@@ -267,13 +270,23 @@ def create_database(url: str, *, pool_size: int = 10, **engine_kwargs: Any) -> D
         _acks=acks,
         _ack_engine=ack_engine,
         _inline=inline,
+        _folder_problem=folder_problem,
         mark=mark,
     )
 
 
+def _make_folder_of(path: str) -> str | None:
+    """Make the folder of a SQLite file; what went wrong, if anything. Connecting then fails
+    with SQLite's "unable to open database file", which does not say this."""
+    folder = Path(path).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot make its folder {folder}: {exc.strerror or type(exc).__name__}"
+    return None
+
+
 def _sqlite_engine(path: str, url: str, **engine_kwargs: Any) -> AsyncEngine:
-    with suppress(OSError):  # then connecting fails, and says why
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
     # On the loop's own thread (storage/sqlite_inline.py), in autocommit mode: BEGIN is ours
     # (see the module docstring), and waiting out another process's lock is its retry's.
     engine = create_async_engine(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import aiohttp
 
@@ -15,7 +17,7 @@ from bot.llm.openai_compat import OpenAICompatibleProvider
 from bot.memory.search import SearchService, open_index
 from storage.db import DatabaseNotReady, create_database, describe_error
 from storage.migrate import current_revision, head_revision
-from storage.urls import masked_database_url
+from storage.urls import masked_database_url, sqlite_file_of
 
 CHECK_TIMEOUT = 10.0
 
@@ -36,6 +38,9 @@ async def check_database(settings: Settings) -> Check:
     try:
         sqlite_file_must_exist(url)  # a check creates nothing
     except DatabaseNotReady as exc:
+        problem = _folder_cannot_be_made(Path(sqlite_file_of(url)).parent)
+        if problem:
+            return Check("database", False, f"cannot create {where}: {problem}")
         return Check("database", True, str(exc))
     db = create_database(url)
     try:
@@ -164,3 +169,16 @@ def _scrubbed(check: Check, secrets: list[str]) -> Check:
 def _brief(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
+
+
+def _folder_cannot_be_made(folder: Path) -> str | None:
+    """Why `maka serve` could not make this folder, judged without making it: the nearest
+    part of the path that exists must be a folder this process may write in."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None

@@ -84,6 +84,22 @@ async def test_a_wrong_setting_stops_start_up_with_one_line(
     assert value in lines[0], lines
 
 
+async def test_a_data_dir_that_cannot_be_made_is_named_by_serve_and_by_doctor(
+    tmp_path: Path,
+) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    env = {**_env(tmp_path), "MAKA_DATA_DIR": str(a_file / "data")}
+    code, out, err = await _run(["serve"], env)
+    lines = [line for line in (out + err).splitlines() if line.strip()]
+    assert code != 0 and len(lines) == 1, lines
+    assert lines[0].endswith(f"cannot make its folder {a_file / 'data'}: Not a directory"), lines
+    code, out, _ = await _run(["doctor"], env)
+    database_line = next(line for line in out.splitlines() if "database:" in line)
+    assert code == 1
+    assert database_line.startswith("FAIL") and f"{a_file} is not a folder" in database_line
+
+
 def test_the_log_level_is_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAKA_LOG_LEVEL", " debug ")
     assert load_settings().log_level is LogLevel.DEBUG
