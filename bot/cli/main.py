@@ -76,8 +76,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         from bot.cli.serve import serve
 
-        await serve(settings, Role(args.role))
-        return 0
+        return await serve(settings, Role(args.role))
     if args.command == "migrate":
         from storage.db import create_database
         from storage.migrate import current_revision, migrate

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import errno
 import gc
 import logging
 import os
 import signal
+import socket
+import sys
 
 from aiohttp import web
 
@@ -74,19 +77,31 @@ async def until_stop_signal() -> None:
     await stop.wait()
 
 
-async def serve(settings: Settings, role: Role) -> None:
+async def serve(settings: Settings, role: Role) -> int:
+    """0 once drained after a stop signal; 1 when the address cannot be listened on, said in
+    one line before the service starts (or, if the port was taken only after the check,
+    once the service started for it has stopped again)."""
     db = create_database(settings.resolved_database_url)
     try:  # an unusable database fails in one line (DatabaseNotReady), before the long imports
         await db.reach()
     finally:
         await db.dispose()
+    unusable = address_problem(settings.http_host, settings.http_port)
+    if unusable is not None:  # said before anything starts (the common case)
+        print(cannot_listen(settings, unusable), file=sys.stderr)
+        return 1
     from bot.runtime import create_app
 
     app = create_app(settings, role)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()  # runs the cleanup context's start-up half
     site = web.TCPSite(runner, settings.http_host, settings.http_port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:  # taken since address_problem looked
+        await runner.cleanup()
+        print(cannot_listen(settings, exc), file=sys.stderr)
+        return 1
     print(f"maka serving on http://{settings.http_host}:{settings.http_port} (role {role})")
     frozen = asyncio.create_task(freeze_start_up_heap(), name="freeze-start-up-heap")
 
@@ -94,3 +109,37 @@ async def serve(settings: Settings, role: Role) -> None:
     await frozen
     log.info("signal received: draining (grace %.0fs)", settings.shutdown_grace)
     await runner.cleanup()  # stops accepting, then the Host drains and releases claims
+    return 0
+
+
+def address_problem(host: str, port: int) -> OSError | None:
+    """Why `host:port` cannot be listened on, found by binding each of its addresses as the
+    server will (SO_REUSEADDR, IPv6 sockets IPv6 only) and letting go again; None if it can.
+    The server's own bind may still fail, if another process takes the port meanwhile."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _, address in infos:
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                probe.bind(address)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def cannot_listen(settings: Settings, exc: OSError) -> str:
+    """One line for an address `maka serve` cannot listen on, naming the settings to change."""
+    if isinstance(exc, socket.gaierror):
+        why = f"{settings.http_host!r} is no address this machine knows ({exc.strerror})"
+    elif exc.errno == errno.EADDRINUSE:
+        why = "the port is taken (another `maka serve`?)"
+    elif exc.errno is not None:
+        why = os.strerror(exc.errno)
+    else:
+        why = str(exc)
+    return (
+        f"MAKA_HTTP_HOST/MAKA_HTTP_PORT: cannot listen on "
+        f"{settings.http_host}:{settings.http_port}: {why}"
+    )

@@ -100,6 +100,19 @@ async def test_a_data_dir_that_cannot_be_made_is_named_by_serve_and_by_doctor(
     assert database_line.startswith("FAIL") and f"{a_file} is not a folder" in database_line
 
 
+async def test_a_taken_port_stops_serve_in_one_line_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = await _run(["serve"], _env(tmp_path, MAKA_HTTP_PORT=str(port)))
+    lines = [line for line in (out + err).splitlines() if line.strip()]
+    assert code == 1 and lines == [
+        f"MAKA_HTTP_HOST/MAKA_HTTP_PORT: cannot listen on 127.0.0.1:{port}: the port is taken "
+        "(another `maka serve`?)"
+    ], lines  # and nothing else: the service did not start ("maka started" is logged)
+
+
 def test_the_log_level_is_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAKA_LOG_LEVEL", " debug ")
     assert load_settings().log_level is LogLevel.DEBUG
