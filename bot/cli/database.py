@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 from bot.config import Settings
 from storage.db import Database, DatabaseNotReady, create_database
 from storage.migrate import prepare_schema, require_current_schema
+from storage.urls import is_sqlite, sqlite_file_of
 
 
 async def open_database(settings: Settings, *, read_only: bool) -> Database:
@@ -31,9 +30,8 @@ async def open_database(settings: Settings, *, read_only: bool) -> Database:
 
 
 def sqlite_file_must_exist(url: str) -> None:
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+    if not is_sqlite(url):
         return
-    path = Path(parsed.database)
+    path = Path(sqlite_file_of(url))
     if not path.exists():
         raise DatabaseNotReady(f"no database at {path} yet: `maka serve` creates it")
