@@ -14,6 +14,9 @@ existing task, negations ("不用新开任务", "don't open a new task"), questi
 to, talk of tasks made earlier, and creating something that is not a task (a folder, an
 invoice, a meeting, a branch) are ``false``. Whether the gate then refuses because the words
 also name an existing task is another rule (``request_names_a_task``) and not judged here.
+Two noun-led cases ("新任务：…", gate-022 and gate-041) were first written beside a task named
+新任务, where the words name that task (the rule the issue sets); before the gate was written
+they were moved to the snapshot without it, which left the split as drawn.
 
 Tags: ``zh`` / ``en`` / ``mixed``; ``issue`` (the phrases of issue #38, always in ``tune``,
 they were seen); ``names_a_task`` (a task's name holds creation words); ``negation``;
@@ -49,6 +52,8 @@ TASKS: dict[str, list[str]] = {
         "Vendor refund",
     ],
     "mixed": ["New task template", "新建任务弹窗样式", "Kafka lag 告警", "AWS 账单", "单独部署方案"],
+    # The same without the task named 新任务, where "新任务：…" can only be a request.
+    "zh_no_new_task": ["季度报表", "新建用户接口报错", "新开门店选址", "发票报销", "新员工入职", "年会筹备"],
     "none": [],
 }
 
@@ -77,7 +82,7 @@ CASES: list[tuple[str, str, bool, list[str]]] = [
     ("zh", "这个另起一个吧，跟之前的不是一回事", True, ["zh"]),
     ("zh", "给我单独建一个任务跟进这个 bug", True, ["zh", "separately"]),
     ("zh", "拉一个新任务出来，处理年假调休", True, ["zh"]),
-    ("zh", "新任务：整理三月份的差旅发票", True, ["zh", "noun_led"]),
+    ("zh_no_new_task", "新任务：整理三月份的差旅发票", True, ["zh", "noun_led"]),
     ("zh", "单独跟进一下这个投诉，开个任务", True, ["zh", "separately"]),
     ("zh", "弄个新任务，盯一下服务器续费", True, ["zh"]),
     ("zh", "另外开个任务跟进法务那边的回复", True, ["zh"]),
@@ -96,7 +101,7 @@ CASES: list[tuple[str, str, bool, list[str]]] = [
     ("zh", "做个新任务出来，专门追那笔尾款", True, ["zh"]),
     ("zh", "新建一个任务，跟进新建用户接口报错的回归测试", True, ["zh", "names_a_task"]),
     ("zh", "另起一个任务，新开门店选址里的第二个城市单独做", True, ["zh", "names_a_task", "separately"]),
-    ("zh", "新任务：把新员工入职的材料翻译成英文", True, ["zh", "noun_led", "names_a_task"]),
+    ("zh_no_new_task", "新任务：把新员工入职的材料翻译成英文", True, ["zh", "noun_led", "names_a_task"]),
     ("none", "开个新任务吧，帮我找个周末的羽毛球场", True, ["zh"]),
     ("none", "单独开一个跟进装修报价", True, ["zh", "separately"]),
     # --- Chinese: does not ask for a new task
