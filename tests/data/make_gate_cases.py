@@ -1,4 +1,3 @@
-# ruff: noqa: E501
 """Generate ``tests/data/gate_cases.json``: does a user's message ask for a new task?
 
 The cases of the new-task gate (``bot/workhub/new_task.py``), written by hand BEFORE the gate
@@ -40,7 +39,15 @@ OUT = Path(__file__).with_name("gate_cases.json")
 
 # The requester's candidate tasks, by snapshot.
 TASKS: dict[str, list[str]] = {
-    "zh": ["新任务", "季度报表", "新建用户接口报错", "新开门店选址", "发票报销", "新员工入职", "年会筹备"],
+    "zh": [
+        "新任务",
+        "季度报表",
+        "新建用户接口报错",
+        "新开门店选址",
+        "发票报销",
+        "新员工入职",
+        "年会筹备",
+    ],
     "en": [
         "New session timeout bug",
         "Q3 report",
@@ -51,9 +58,22 @@ TASKS: dict[str, list[str]] = {
         "Spin up staging cluster",
         "Vendor refund",
     ],
-    "mixed": ["New task template", "新建任务弹窗样式", "Kafka lag 告警", "AWS 账单", "单独部署方案"],
+    "mixed": [
+        "New task template",
+        "新建任务弹窗样式",
+        "Kafka lag 告警",
+        "AWS 账单",
+        "单独部署方案",
+    ],
     # The same without the task named 新任务, where "新任务：…" can only be a request.
-    "zh_no_new_task": ["季度报表", "新建用户接口报错", "新开门店选址", "发票报销", "新员工入职", "年会筹备"],
+    "zh_no_new_task": [
+        "季度报表",
+        "新建用户接口报错",
+        "新开门店选址",
+        "发票报销",
+        "新员工入职",
+        "年会筹备",
+    ],
     "none": [],
 }
 
@@ -63,9 +83,19 @@ CASES: list[tuple[str, str, bool, list[str]]] = [
     ("zh", "做一个新的报表任务", True, ["zh", "issue"]),
     ("en", "let's open a task for the office move", True, ["en", "issue"]),
     ("zh", "单独开个任务跟进一下供应商的退款", True, ["zh", "issue", "separately"]),
-    ("en", "track this separately: the landlord's deposit dispute", True, ["en", "issue", "separately"]),
+    (
+        "en",
+        "track this separately: the landlord's deposit dispute",
+        True,
+        ["en", "issue", "separately"],
+    ),
     ("zh", "新任务里那个东西你再看看", False, ["zh", "issue", "names_a_task"]),
-    ("en", "any news on the new session timeout bug?", False, ["en", "issue", "names_a_task", "question"]),
+    (
+        "en",
+        "any news on the new session timeout bug?",
+        False,
+        ["en", "issue", "names_a_task", "question"],
+    ),
     # --- Chinese: asks for a new task
     ("zh", "另起一个任务，整理年会的节目单", True, ["zh"]),
     ("zh", "帮我新建个任务：调研一下外卖平台的抽成", True, ["zh"]),
@@ -100,8 +130,18 @@ CASES: list[tuple[str, str, bool, list[str]]] = [
     ("zh", "这个问题另起一个任务单独处理", True, ["zh", "separately"]),
     ("zh", "做个新任务出来，专门追那笔尾款", True, ["zh"]),
     ("zh", "新建一个任务，跟进新建用户接口报错的回归测试", True, ["zh", "names_a_task"]),
-    ("zh", "另起一个任务，新开门店选址里的第二个城市单独做", True, ["zh", "names_a_task", "separately"]),
-    ("zh_no_new_task", "新任务：把新员工入职的材料翻译成英文", True, ["zh", "noun_led", "names_a_task"]),
+    (
+        "zh",
+        "另起一个任务，新开门店选址里的第二个城市单独做",
+        True,
+        ["zh", "names_a_task", "separately"],
+    ),
+    (
+        "zh_no_new_task",
+        "新任务：把新员工入职的材料翻译成英文",
+        True,
+        ["zh", "noun_led", "names_a_task"],
+    ),
     ("none", "开个新任务吧，帮我找个周末的羽毛球场", True, ["zh"]),
     ("none", "单独开一个跟进装修报价", True, ["zh", "separately"]),
     # --- Chinese: does not ask for a new task
@@ -162,19 +202,39 @@ CASES: list[tuple[str, str, bool, list[str]]] = [
     ("en", "New session please: draft the newsletter", True, ["en", "noun_led"]),
     ("en", "I'd like to open a new task about the apartment search", True, ["en"]),
     ("en", "create another task for the offsite catering", True, ["en"]),
-    ("en", "start a new task for the retro on the new session timeout bug", True, ["en", "names_a_task"]),
+    (
+        "en",
+        "start a new task for the retro on the new session timeout bug",
+        True,
+        ["en", "names_a_task"],
+    ),
     ("en", "open a new task: Q3 report follow-ups for sales", True, ["en", "names_a_task"]),
-    ("en", "let's spin up a separate thread for the vendor refund escalation", True, ["en", "separately", "names_a_task"]),
+    (
+        "en",
+        "let's spin up a separate thread for the vendor refund escalation",
+        True,
+        ["en", "separately", "names_a_task"],
+    ),
     ("none", "Start a new task to plan mum's birthday dinner", True, ["en"]),
     ("none", "track this separately — the gym membership cancellation", True, ["en", "separately"]),
     # --- English: does not ask for a new task
     ("en", "is the New session timeout bug fixed yet?", False, ["en", "names_a_task", "question"]),
     ("en", "don't open a new task, just add it to the Q3 report", False, ["en", "negation"]),
-    ("en", "no need for a separate task, it belongs to the vendor refund", False, ["en", "negation", "separately"]),
+    (
+        "en",
+        "no need for a separate task, it belongs to the vendor refund",
+        False,
+        ["en", "negation", "separately"],
+    ),
     ("en", "what happened to the task you created yesterday?", False, ["en", "past", "question"]),
     ("en", "did you start a new task for the invoices?", False, ["en", "past", "question"]),
     ("en", "how many tasks are open right now?", False, ["en", "question"]),
-    ("en", "the open new task button in the web console is broken again", False, ["en", "names_a_task"]),
+    (
+        "en",
+        "the open new task button in the web console is broken again",
+        False,
+        ["en", "names_a_task"],
+    ),
     ("en", "open a new tab with the dashboard", False, ["en", "not_a_task"]),
     ("en", "create a new branch for the hotfix", False, ["en", "not_a_task"]),
     ("en", "start the Q3 report over from scratch", False, ["en"]),
@@ -183,23 +243,43 @@ CASES: list[tuple[str, str, bool, list[str]]] = [
     ("en", "should we open a separate task for this?", False, ["en", "question", "separately"]),
     ("en", "I opened a ticket with the vendor about it", False, ["en", "past"]),
     ("en", "keep this in the Q3 report, not a new task", False, ["en", "negation"]),
-    ("en", "without creating another task, can you check the refund status?", False, ["en", "negation"]),
+    (
+        "en",
+        "without creating another task, can you check the refund status?",
+        False,
+        ["en", "negation"],
+    ),
     ("en", "Create task API rate limit — any update?", False, ["en", "names_a_task", "question"]),
-    ("en", "the separate billing for EU thing, did finance sign off?", False, ["en", "names_a_task", "question"]),
+    (
+        "en",
+        "the separate billing for EU thing, did finance sign off?",
+        False,
+        ["en", "names_a_task", "question"],
+    ),
     ("en", "spin up staging cluster: is it done?", False, ["en", "names_a_task", "question"]),
     ("en", "rather than a new task, put it under the Q3 report", False, ["en", "negation"]),
     ("en", "never mind the new task, continue the vendor refund", False, ["en", "negation"]),
     ("en", "I don't want a new task for this", False, ["en", "negation"]),
     ("en", "No new task, it's part of the Q3 report.", False, ["en", "negation"]),
     ("en", "spin up a new VM for the load test", False, ["en", "not_a_task"]),
-    ("en", "the new session timeout bug is back, can you check the logs?", False, ["en", "names_a_task"]),
+    (
+        "en",
+        "the new session timeout bug is back, can you check the logs?",
+        False,
+        ["en", "names_a_task"],
+    ),
     ("none", "remind me to call the dentist tomorrow", False, ["en"]),
     # --- mixed Chinese and English
     ("mixed", "帮我 open 一个新 task，跟一下 AWS 账单的异常", True, ["mixed"]),
     ("mixed", "这个 separate 一下，单独开个 session", True, ["mixed", "separately"]),
     ("mixed", "单独 track 一下 Kafka 消费延迟，开个任务", True, ["mixed", "separately"]),
     ("mixed", "new task：整理 Grafana 看板", True, ["mixed", "noun_led"]),
-    ("mixed", "单独开个任务，跟进单独部署方案的压测", True, ["mixed", "names_a_task", "separately"]),
+    (
+        "mixed",
+        "单独开个任务，跟进单独部署方案的压测",
+        True,
+        ["mixed", "names_a_task", "separately"],
+    ),
     ("mixed", "spin up 一个 task 看一下 CDN 的费用", True, ["mixed"]),
     ("mixed", "New task template 加一个截止日期字段", False, ["mixed", "names_a_task"]),
     ("mixed", "新建任务弹窗样式改好了没", False, ["mixed", "names_a_task", "question"]),
