@@ -15,8 +15,11 @@ from sqlalchemy import func, select
 from bot.assistant.access import Role
 from bot.assistant.visibility import Visibility
 from bot.host.notify import Notifier
+from bot.llm.client import MemoryRecorder, ModelClient
+from bot.llm.scripted import ScriptedProvider
 from bot.memory.search import SearchService
 from bot.workhub.candidates import SessionMeta, build_set
+from bot.workhub.model_router import ModelRouterAdapter
 from bot.workhub.new_task import asks_for_new
 from bot.workhub.router import Outcome, route
 from bot.workhub.service import Refusal, Requester, WorkHub
@@ -89,6 +92,17 @@ def test_a_creation_verb_asks_for_a_new_task_even_beside_a_task_named_so() -> No
     assert asks_for_new("开个新任务吧，帮我找个周末的羽毛球场", ["新任务"])
     assert not asks_for_new("新任务：整理三月份的差旅发票", ["新任务"])  # names it
     assert asks_for_new("新任务：整理三月份的差旅发票", ["季度报表"])
+
+
+async def test_a_new_task_the_model_proposes_unasked_becomes_a_question() -> None:
+    """MAKA_WORKHUB_RECALL=model: the model's `new` passes the same gate."""
+    model = ScriptedProvider([ScriptedProvider.text('{"outcome": "new"}')] * 2)
+    router = ModelRouterAdapter(ModelClient(model, MemoryRecorder()), UTC)
+    unasked = await router("新任务里那个东西你再看看", _cset(TASKS))
+    asked = await router("做一个新的报表任务", _cset(TASKS))
+    assert (unasked.outcome, unasked.fallback) == (Outcome.CLARIFY, False)
+    assert "do not ask for" in unasked.reason
+    assert asked.outcome is Outcome.NEW
 
 
 def _gate_cases(part: str) -> tuple[int, list[str]]:
