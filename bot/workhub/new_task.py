@@ -51,7 +51,8 @@ CREATION_PHRASES = [
         rf"\s*{_KIND_ZH}?\s*{_MODIFIER_ZH}\s*{_OBJECT_ZH}"
     ),
     # 另起一个, 单独开一个跟进装修报价
-    re.compile(r"(?:另起|另开|另外开|单独开|单开|新开)\s*(?:一个|个)"),
+    # (not 新开一个: what follows is mostly what is opened, 新开一个浏览器标签页)
+    re.compile(r"(?:另起|另开|另外开|单独开|单开)\s*(?:一个|个)"),
     # 开个新的 (and nothing after it but the end of the clause)
     re.compile(
         r"(?:开|建|起|来|弄|搞|做|拉)\s*(?:一个|个)?\s*新的?(?=\s*(?:$|[，,。.!！；;：:]|吧))"
@@ -66,19 +67,21 @@ CREATION_PHRASES = [
     re.compile(rf"\b(?:a|an|another|one more)\s+{_KIND_EN}\s+(?:[\w-]+\s+)?{_OBJECT_EN}\b"),
     re.compile(r"\b(?:start|open|create|spin up|make)\s+(?:a\s+)?(?:new|fresh|separate)\s+one\b"),
     re.compile(rf"\bits own {_OBJECT_EN}\b"),
-    re.compile(r"\btrack(?:ed|ing)?\s+(?:(?:this|it|that|them)\s+)?separately\b"),
+    re.compile(r"\btrack(?:ing)?\s+(?:[\w'-]+\s+){0,3}?separately\b"),
     # A message that opens with the noun: "新任务：…", "new task please — …"
     re.compile(r"^(?:新任务|新的任务|新会话)(?=\s*[:：,，—–-])"),
     re.compile(r"^(?:a\s+)?new\s+(?:task|session|thread)(?=(?:\s+please)?\s*[:：,，—–-])"),
 ]
 
-# Said before the phrase in its own clause, these make it no request: a negation, or a
-# question whether to (or whether it was done).
+# Said before the phrase in its own clause, these make it no request: a negation, a
+# question whether to (or whether it was done), or telling what was done.
 NOT_A_REQUEST = re.compile(
     r"不用|不要|别|不必|无需|不需要|没必要|没有必要|先不|甭|不想|用不着|不打算|不再"
     r"|要不要|该不该|需不需要|是否|用不用"
     r"|\b(?:don'?t|do not|not|no|never|without|rather than|instead of|\w+n't|never mind)\b"
-    r"|^\s*(?:should|shall|do|does|did|have|has|had|was|were)\b|\bwhether\b",
+    r"|^\s*(?:should|shall|do|does|did|have|has|had|was|were)\b|\bwhether\b"
+    # told, not asked: "I started a new task yesterday", "I've opened a separate thread"
+    r"|\b(?:started|opened|created|made|filed|added|launched|spun up|kicked off)\b",
     re.IGNORECASE,
 )
 # Asked after the phrase in its clause: the phrase says what is asked about (单独跟进这件事的

@@ -18,7 +18,8 @@ Two noun-led cases ("新任务：…", gate-022 and gate-041) were first written
 they were moved to the snapshot without it, which left the split as drawn.
 
 Tags: ``zh`` / ``en`` / ``mixed``; ``issue`` (the phrases of issue #38, always in ``tune``,
-they were seen); ``names_a_task`` (a task's name holds creation words); ``negation``;
+they were seen); ``probe`` (written after the held-out part was measured, tuning cases);
+``names_a_task`` (a task's name holds creation words); ``negation``;
 ``question`` (asks whether, or asks about the past); ``past`` (a task made earlier);
 ``not_a_task`` (creating something else); ``separately``; ``noun_led`` ("新任务：…");
 ``polite`` ("能帮我…吗", "could you…").
@@ -74,6 +75,7 @@ TASKS: dict[str, list[str]] = {
         "新员工入职",
         "年会筹备",
     ],
+    "probe": ["新任务", "Q3 report", "New session timeout bug"],
     "none": [],
 }
 
@@ -289,11 +291,43 @@ CASES: list[tuple[str, str, bool, list[str]]] = [
     ("mixed", "那个新建任务的弹窗，字体再调大一点", False, ["mixed", "names_a_task"]),
 ]
 
+# Written after the held-out part was measured, to look for gaps: tuning cases from the
+# start (tag ``probe``), outside the seeded draw, so the split above is as it was drawn.
+PROBE: list[tuple[str, str, bool, list[str]]] = [
+    ("probe", "帮我起个新任务", True, ["zh", "probe"]),
+    ("probe", "这事儿单独立个项吧", True, ["zh", "probe", "separately"]),
+    ("probe", "另建一个任务", True, ["zh", "probe"]),
+    ("probe", "能不能新开一个 session 专门聊这个", True, ["mixed", "probe", "polite"]),
+    ("probe", "我想新建一个任务", True, ["zh", "probe"]),
+    ("probe", "请帮我创建任务：写周报", True, ["zh", "probe", "polite"]),
+    ("probe", "开一个新的 thread 讨论预算", True, ["mixed", "probe"]),
+    ("probe", "let's make a new task for this", True, ["en", "probe"]),
+    ("probe", "Could you open one more task for the tax filing?", True, ["en", "probe", "polite"]),
+    ("probe", "put this in a new task", True, ["en", "probe"]),
+    ("probe", "can you track the refund separately?", True, ["en", "probe", "separately"]),
+    ("probe", "we need a new task for the audit", True, ["en", "probe"]),
+    ("probe", "new thread: vendor contract", True, ["en", "probe", "noun_led"]),
+    ("probe", "open a ticket for the printer jam", False, ["en", "probe", "not_a_task"]),
+    ("probe", "I started a new task yesterday", False, ["en", "probe", "past"]),
+    ("probe", "I've opened a separate thread with legal", False, ["en", "probe", "past"]),
+    ("probe", "不需要另起一个", False, ["zh", "probe", "negation"]),
+    ("probe", "这个不用单独跟进", False, ["zh", "probe", "negation"]),
+    ("probe", "你之前新建的任务呢", False, ["zh", "probe", "past", "question"]),
+    ("probe", "新建一个任务太麻烦了，直接做吧", False, ["zh", "probe"]),
+    ("probe", "新开一个浏览器标签页", False, ["zh", "probe", "not_a_task"]),
+    ("probe", "open the Q3 report task", False, ["en", "probe", "names_a_task"]),
+    ("probe", "a new task would be overkill, just add it to the Q3 report", False, ["en", "probe"]),
+    ("probe", "开个任务都这么难吗", False, ["zh", "probe", "question"]),
+    ("probe", "新任务？", False, ["zh", "probe", "names_a_task", "question"]),
+    ("probe", "no, don't create another task", False, ["en", "probe", "negation"]),
+    ("probe", "start a new task? no, continue the Q3 report", False, ["en", "probe", "negation"]),
+]
+
 
 def main() -> None:
     rng = random.Random(SEED)
     cases = []
-    for n, (snapshot, request, asks, tags) in enumerate(CASES, 1):
+    for n, (snapshot, request, asks, tags) in enumerate(CASES + PROBE, 1):
         assert snapshot in TASKS and tags and tags[0] in ("zh", "en", "mixed"), request
         cases.append(
             {
@@ -308,7 +342,7 @@ def main() -> None:
     # issue's phrases were seen, so they are tuning cases.
     strata: dict[tuple[str, bool], list[dict]] = {}
     for case in cases:
-        if "issue" in case["tags"]:
+        if "issue" in case["tags"] or "probe" in case["tags"]:
             case["part"] = "tune"
         else:
             strata.setdefault((case["tags"][0], case["asks_for_new"]), []).append(case)

@@ -80,9 +80,10 @@ def test_words_that_name_a_task_route_to_it_not_to_a_new_one(request_: str, task
         "don't open a new task, just add it to the Q3 report",
         "should we open a separate task for this?",
         "did you start a new task for the invoices?",
+        "I've opened a separate thread with legal",
     ],
 )
-def test_a_refused_or_questioned_new_task_is_no_request(request_: str) -> None:
+def test_a_refused_questioned_or_told_new_task_is_no_request(request_: str) -> None:
     assert not asks_for_new(request_, TASKS)
     assert route(request_, _cset(TASKS)).outcome is not Outcome.NEW
 
@@ -118,16 +119,17 @@ def _gate_cases(part: str) -> tuple[int, list[str]]:
 
 def test_the_gate_meets_its_bar_on_the_held_out_cases() -> None:
     """tests/data/gate_cases.json, split before the gate was tuned on its other part: 53/53
-    when first measured; the bar is below it (a figure tuned on is not a held-out figure)."""
+    when first measured (and again after the probe cases' fixes); the bar is below it."""
     total, wrong = _gate_cases("heldout")
     assert total >= 50
     assert 1 - len(wrong) / total >= 0.90, wrong
 
 
 def test_the_gate_keeps_what_it_was_tuned_on() -> None:
+    """111/116 now: a figure tuned on, not a held-out one."""
     total, wrong = _gate_cases("tune")
-    assert total >= 80
-    assert 1 - len(wrong) / total >= 0.95, wrong
+    assert total >= 100
+    assert 1 - len(wrong) / total >= 0.90, wrong
 
 
 async def _hub_with(db: Database, tmp_path: Path, names: list[str]) -> tuple[WorkHub, Requester]:
