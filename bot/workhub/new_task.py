@@ -1,6 +1,6 @@
 """Do this turn's user words ask for a new task? The gate of invariant 9 (docs/design.md):
-WorkHub.create refuses a new task unless they do, and the reference router proposes `new`
-only when they do.
+WorkHub.create refuses a new task unless they do, and the reference router (and a model's
+proposal, bot/workhub/model_router.py) proposes `new` only when they do.
 
 A request is a creation phrase: a verb with a task as its object (新建/开个/另起一个/做一个新的
 报表任务, open/start/spin up a task, a separate session), a bare "另起一个" / "开个新的" /
@@ -9,14 +9,14 @@ opens with "新任务：" / "new task:". A phrase does not count when
 
 - it is part of a candidate task's name (新任务里那个东西 with a task named 新任务; "the new
   session timeout bug"): the words name that task;
-- it is negated or asked about in its own clause (不用新开任务, "don't open a new task",
-  要不要单独开个任务, "should we open a separate task?", "did you start a new task?");
+- it is negated, asked about or told in its own clause (不用新开任务, "don't open a new
+  task", 要不要单独开个任务, "did you start a new task?", "I've opened a separate thread");
 - it describes a thing (新建任务的弹窗: 的 after it).
 
 Creating something that is not a task (新建文件夹, 开发票, "create a new branch") has no task
 object and is no request either. The rules were tuned on the tune part of
-tests/data/gate_cases.json and measured once on its held-out part (README, "Routing to
-ongoing tasks").
+tests/data/gate_cases.json and measured on its held-out part (README, "Routing to ongoing
+tasks").
 """
 
 from __future__ import annotations
