@@ -2,7 +2,8 @@
 sees the same candidate list the Bot's tasks_candidates tool returns and answers with a ref,
 "new" or "clarify". Anything it gets wrong in form (an unknown ref, unreadable output, an
 error) falls back to the reference router, marked as a fallback (the evaluation counts those
-apart, never as model decisions), and a ref outside the set can never be chosen."""
+apart, never as model decisions), and a ref outside the set can never be chosen. A `new` the
+user's words do not ask for (bot/workhub/new_task.py) is proposed as a question."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from bot.agent.framing import DATA_RULE, quote_data
 from bot.llm.client import ModelClient
 from bot.llm.types import Message, ModelError
 from bot.workhub.candidates import CandidateSet, view
+from bot.workhub.new_task import asks_for_new
 from bot.workhub.router import Decision, Outcome, route
 
 INSTRUCTIONS = (
@@ -44,12 +46,20 @@ class ModelRouterAdapter:
             completion = await self.model.complete(
                 self.prompt(request, cset), purpose="workhub_route"
             )
-            return self._parse(completion.text or "", cset)
+            decision = self._parse(completion.text or "", cset)
         except (ModelError, ValueError, KeyError) as exc:
             fallback = route(request, cset)
             fallback.reason = f"model routing failed ({exc}); reference router used"
             fallback.fallback = True
             return fallback
+        if decision.outcome is Outcome.NEW and not asks_for_new(
+            request, [c.meta.name for c in cset.candidates]
+        ):
+            return Decision(
+                Outcome.CLARIFY,
+                reason="the model proposed a new task the user's words do not ask for",
+            )
+        return decision
 
     @staticmethod
     def _parse(text: str, cset: CandidateSet) -> Decision:

@@ -2,7 +2,7 @@
 
 It serves the recall evaluation and is the fallback when the model's routing fails. It only
 ever chooses among the candidate set it is given; every doubt ends in `clarify` (invariant
-9 in docs/design.md), and `new` needs an explicit request.
+9 in docs/design.md), and `new` needs an explicit request (bot/workhub/new_task.py).
 
 Matching weighs each request token by how rare it is among the candidates (so "bug" in
 "Fix bug" and "Fix bug (2)" counts for little and `ERR_CONN_RESET` for a lot). Pointer and
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bot.workhub.candidates import Candidate, CandidateSet
+from bot.workhub.new_task import asks_for_new
 from storage.search.tokenizer import query_units, tokenize
 
 
@@ -54,11 +54,6 @@ class Decision:
     fallback: bool = False  # a model router failed and this is the reference router's answer
 
 
-EXPLICIT_NEW = re.compile(
-    r"(\bnew (task|session|thread|topic)\b|\bstart (a )?(new|fresh)\b|\bcreate (a )?(new )?"
-    r"(task|session)\b|新建|新任务|开个新|开一个新|另起|新开一个|重新开一个)",
-    re.IGNORECASE,
-)
 REFERENCE_ONLY = re.compile(
     r"(\b(continue|resume|keep going( with)?|back to)\b.*\b(that|this|it|the last|previous)\b"
     r"|\bthat one\b|\bthe one (we|i)\b|继续(刚才|上次|那个|之前)|刚才(那个|的)|上一个|之前那个"
@@ -187,6 +182,12 @@ def route(
     if content[best.ref] < w.min_content or content[best.ref] / total < w.min_share:
         if REFERENCE_ONLY.search(request):
             return _most_recent(cset, scores)
+        written = _written_out(request, cset)
+        if written is not None:
+            return Decision(
+                Outcome.EXISTING, written.meta.id, written.ref, "the request writes out its name",
+                scores,
+            )  # fmt: skip
         return Decision(Outcome.CLARIFY, reason="nothing fits the request", scores=scores)
     if len(ranked) > 1 and content[best.ref] - content[ranked[1].ref] < w.margin:
         return Decision(Outcome.CLARIFY, reason="two candidates fit about equally", scores=scores)
@@ -218,39 +219,33 @@ def request_units(request: str) -> list[str]:
     return [u for u in query_units(cleaned) if u.lower() not in GENERIC]
 
 
-# A short yes to an offer the assistant made ("want me to track it as a task?").
-AGREES = re.compile(
-    r"^\s*(yes|yeah|yep|sure|ok(ay)?|please( do)?|do it|go ahead|track it|好的?|好呀|可以|行|"
-    r"嗯|要的?|是的|跟进|麻烦了?)(?=$|[\s,，.。!！?？~、:：;；])",
-    re.IGNORECASE,
-)
-AGREEMENT_CHARS = 60
+WRITTEN_NAME_CHARS = 3  # 任务 alone is a word, not a name
 
 
-def agrees(request: str) -> bool:
-    """A short reply that says yes (an offer's answer, not a request of its own)."""
-    return len(request.strip()) <= AGREEMENT_CHARS and AGREES.match(request) is not None
+def _written_out(request: str, cset: CandidateSet) -> Candidate | None:
+    """The one task whose name has no word the scoring can see (新任务: 新 counts half, 任务
+    not at all) and that the request writes out whole: 新任务里那个东西你再看看. Not when
+    another task's name holds it too (新任务 and 新任务二)."""
+    text = " ".join(request.lower().split())
+    names = {c.ref: " ".join(c.meta.name.lower().split()) for c in cset.candidates}
+    written = [
+        c
+        for c in cset.candidates
+        if len(names[c.ref]) >= WRITTEN_NAME_CHARS
+        and names[c.ref] in text
+        and not any(_tells_apart(u) for u in request_units(c.meta.name))
+    ]
+    if len(written) != 1:
+        return None
+    only = written[0]
+    if any(names[only.ref] in n for ref, n in names.items() if ref != only.ref):
+        return None
+    return only
 
 
-def asks_for_new(request: str, task_names: Sequence[str]) -> bool:
-    """Do the user's words ask for a new task? Words that are part of a task's own name do
-    not ("how is the new session timeout bug going?" with a task of that name; 新建用户接口报错
-    那个问题 with a task named 新建用户接口报错)."""
-    names = [" ".join(n.lower().split()) for n in task_names if n.strip()]
-    text = " ".join(request.split())
-    return any(
-        not _inside_a_name(text.lower(), m.start(), m.end(), names)
-        for m in EXPLICIT_NEW.finditer(text)
-    )
-
-
-def _inside_a_name(text: str, start: int, end: int, names: Sequence[str]) -> bool:
-    """The match with what follows it (the next word, or the next two CJK characters) is
-    found in a task name."""
-    rest = text[end:]
-    following = re.match(r"\s*[\u3400-\u9fff]{1,2}|\s*[^\s\u3400-\u9fff]+", rest)
-    phrase = text[start:end] + (following.group(0) if following else "")
-    return any(phrase in name for name in names)
+def _tells_apart(unit: str) -> bool:
+    """A unit that can decide a match alone: a word, not a lone Chinese character."""
+    return not (len(unit) == 1 and "\u3400" <= unit <= "\u9fff")
 
 
 def _most_recent(cset: CandidateSet, scores: dict[str, float]) -> Decision:

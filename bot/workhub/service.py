@@ -26,8 +26,9 @@ from bot.workhub.candidates import (
     build_set,
 )
 from bot.workhub.evidence import EvidenceStrategy, Searcher, gather_evidence
+from bot.workhub.new_task import agrees, asks_for_new
 from bot.workhub.recall import Recall
-from bot.workhub.router import Decision, agrees, asks_for_new
+from bot.workhub.router import Decision
 from bot.workhub.summaries import shares_little
 from storage.db import Database
 from storage.models import Session

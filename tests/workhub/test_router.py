@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.workhub.candidates import Evidence, SessionMeta, build_set
-from bot.workhub.router import Outcome, agrees, route
+from bot.workhub.new_task import agrees
+from bot.workhub.router import Outcome, route
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
