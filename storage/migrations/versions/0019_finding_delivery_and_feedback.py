@@ -26,7 +26,13 @@ depends_on: str | Sequence[str] | None = None
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
+# No batch mode for `findings`: on SQLite it copies the table and drops the old one, which
+# the foreign keys of `finding_feedback` rows refuse. Adding and dropping a plain column is
+# native on both databases (SQLite since 3.35).
+
+
 def upgrade() -> None:
+    op.add_column("findings", sa.Column("message_id", sa.String(length=128), nullable=True))
     op.create_table(
         "finding_feedback",
         sa.Column("id", _ID, nullable=False),
@@ -58,25 +64,24 @@ def upgrade() -> None:
             "platform", "event_id", name=op.f("uq_message_reactions_platform_event_id")
         ),
     )
-    op.create_index("ix_message_reactions_message", "message_reactions", ["platform", "message_id"])
+    op.create_index(
+        "ix_message_reactions_message", "message_reactions", ["platform", "message_id"]
+    )
     op.execute(
         "INSERT INTO finding_feedback (finding_id, kind, source, text, created_at) "
         "SELECT id, 'words', 'words:' || CAST(id AS VARCHAR(20)), feedback, "
         "COALESCE(feedback_at, created_at) FROM findings WHERE feedback IS NOT NULL"
     )
-    with op.batch_alter_table("findings") as batch_op:
-        batch_op.add_column(sa.Column("message_id", sa.String(length=128), nullable=True))
-        batch_op.drop_column("feedback")
-        batch_op.drop_column("feedback_at")
+    op.drop_column("findings", "feedback")
+    op.drop_column("findings", "feedback_at")
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("findings") as batch_op:
-        batch_op.add_column(sa.Column("feedback", sa.Text(), nullable=True))
-        batch_op.add_column(
-            sa.Column("feedback_at", storage.types.UTCDateTime(timezone=True), nullable=True)
-        )
-        batch_op.drop_column("message_id")
+    op.add_column("findings", sa.Column("feedback", sa.Text(), nullable=True))
+    op.add_column(
+        "findings",
+        sa.Column("feedback_at", storage.types.UTCDateTime(timezone=True), nullable=True),
+    )
     op.execute(
         "UPDATE findings SET feedback = (SELECT MIN(f.text) FROM finding_feedback f "
         "WHERE f.finding_id = findings.id), feedback_at = (SELECT MIN(f.created_at) "
@@ -85,3 +90,4 @@ def downgrade() -> None:
     op.drop_index("ix_message_reactions_message", table_name="message_reactions")
     op.drop_table("message_reactions")
     op.drop_table("finding_feedback")
+    op.drop_column("findings", "message_id")
