@@ -40,39 +40,44 @@ UNFINISHED = ("pending",)  # an outbox row in this state may still be sent
 
 async def settle_deliveries(db: Database) -> int:
     """Findings whose Bot turn is over become `delivered` or `unsent`; how many changed."""
+    keys: dict[int, list[str]] = {}  # finding -> its turn's reply keys, in the order written
     async with db.read() as tx:
-        handled = [h for h in await repo.queued_findings(tx) if h.turn is not None]
-        if not handled:
+        for handling in await repo.queued_findings(tx):
+            if handling.turn is not None:
+                keys[handling.finding.id] = [
+                    reply_key(handling.turn, n) for n in range(REPLIES_PER_TURN)
+                ]
+        if not keys:
             return 0
-        keys = {h.finding.id: [reply_key(h.turn, n) for n in range(REPLIES_PER_TURN)]
-                for h in handled if h.turn is not None}  # fmt: skip
-        rows = await repo.replies(tx, [k for ks in keys.values() for k in ks])
-    outcomes = {fid: _outcome([rows[k] for k in ks if k in rows]) for fid, ks in keys.items()}
-    settled = {fid: o for fid, o in outcomes.items() if o is not None}
+        rows = await repo.replies(tx, [key for turn in keys.values() for key in turn])
+    settled = {}
+    for finding_id, turn in keys.items():
+        outcome = _settled([rows[key] for key in turn if key in rows])
+        if outcome is not None:
+            settled[finding_id] = outcome
     if not settled:
         return 0
     async with db.write() as tx:
-        for finding_id, reply in settled.items():
+        for finding_id, (status, reply) in settled.items():
             row = await tx.get(Finding, finding_id)
             if row is None or row.status != repo.QUEUED:
                 continue
-            if not isinstance(reply, repo.Reply):
-                row.status = repo.UNSENT
-            else:
-                row.status, row.delivered_at = repo.DELIVERED, reply.sent_at
+            row.status = status
+            if reply is not None:
+                row.delivered_at = reply.sent_at
                 row.message_id = reply.message_ids[0] if reply.message_ids else None
     return len(settled)
 
 
-def _outcome(replies: Sequence[repo.Reply]) -> repo.Reply | bool | None:
-    """The reply that delivered (the first sent, in the order written), False when none was
-    or can be sent, None while one still may be."""
+def _settled(replies: Sequence[repo.Reply]) -> tuple[str, repo.Reply | None] | None:
+    """Delivered by the first reply sent (in the order written), or unsent when none was or
+    can be; None while one may still be sent."""
     for reply in replies:
         if reply.state == "sent":
-            return reply
+            return repo.DELIVERED, reply
     if any(reply.state in UNFINISHED for reply in replies):
         return None
-    return False
+    return repo.UNSENT, None
 
 
 async def record_feedback(
@@ -106,12 +111,10 @@ async def collect_feedback(
                 continue
             for item in await repo.owner_messages_after(tx, dm.id, since, MESSAGES_SCANNED):
                 p = item.payload
-                about = by_message.get(str(p.get("parent_id"))) or by_message.get(
-                    str(p.get("root_id"))
-                )
-                if about is not None and p.get("sender_id") == owner:
+                replied = [by_message[m] for m in _replied_to(p) if m in by_message]
+                if replied and p.get("sender_id") == owner:
                     text = str(p.get("text") or "")
-                    found.append((about.id, REPLY, f"reply:{p.get('message_id')}", text))
+                    found.append((replied[0].id, REPLY, f"reply:{p.get('message_id')}", text))
             for reaction in await repo.reactions_on(tx, platform, list(by_message)):
                 if reaction.operator_id == owner:
                     about = by_message[reaction.message_id]
@@ -126,3 +129,8 @@ async def collect_feedback(
         for finding_id, kind, source, text in found:
             added += await record_feedback(tx, finding_id, kind, source, text, now)
     return added
+
+
+def _replied_to(payload: dict[str, object]) -> list[str]:
+    """The messages a message replies to or quotes: its parent, then its thread's root."""
+    return [str(m) for m in (payload.get("parent_id"), payload.get("root_id")) if m]
