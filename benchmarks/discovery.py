@@ -12,7 +12,7 @@ with the simulated `now` (no Host, no sleeping). Each run has its own SQLite dat
 temp dir, migrated as in production, with the discovery state on the defaults (interval
 1800 s, deep round every 7 days) except the daily budget, set to 10,000,000 tokens so it never
 interferes: the comparison is about the pre-check. An owner DM exists, so findings are
-delivered to the Bot's inbox; the owner never answers them (the feedback signal stays still).
+queued in the Bot's inbox; the owner never answers them (the feedback signal stays still).
 
 The trickle (seeded, the same in every run): 200 records of the week before, already there
 at the first beat; then chat messages in four chats, arriving in bursts of 1-8 messages
@@ -450,7 +450,7 @@ class World:
                 )
             ).all()
             result.notes = int(await s.scalar(select(func.count(NotebookNote.id))) or 0)
-            told = select(func.count(Finding.id)).where(Finding.status == "delivered")
+            told = select(func.count(Finding.id)).where(Finding.status.in_(repo.TOLD))
             result.findings = int(await s.scalar(told) or 0)
         for created_at, tokens, error in rows:
             day = result.days[(created_at - START) // timedelta(days=1)]

@@ -535,9 +535,11 @@ class NotebookNote(Base):
 
 class Finding(Base):
     """What Judgement decided the owner should hear, with its evidence refs. `status`:
-    `delivered` (in the owner's Bot inbox), `repeat` (close to an earlier finding with
-    nothing new behind it: dropped), `undelivered` (no DM with the owner yet). `feedback` is
-    the owner's next words after it, recorded for the next Judgement."""
+    `queued` (in the owner's Bot inbox, not sent yet), `delivered` (the Bot's message telling
+    it was sent: `delivered_at`, and `message_id` that message's platform id), `unsent` (the
+    Bot's turn sent nothing for it, or its message failed), `repeat` (close to an earlier
+    finding with nothing new behind it: dropped), `undelivered` (no DM with the owner yet).
+    The owner's feedback on it is in `finding_feedback`."""
 
     __tablename__ = "findings"
     __table_args__ = (UniqueConstraint("round_id", "ordinal"),)
@@ -550,6 +552,43 @@ class Finding(Base):
     status: Mapped[str] = mapped_column(String(16))
     repeat_of: Mapped[int | None] = mapped_column(BigInteger)
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    feedback: Mapped[str | None] = mapped_column(Text)
-    feedback_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    message_id: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class FindingFeedback(Base):
+    """The owner's feedback on a delivered finding, tied to its message: a reply or quote of
+    it (`reply`), a reaction on it (`reaction`), later a card's button (`button`). `source`
+    names what it came from (the reply's message id, the reaction's event), once per
+    finding. Silence records nothing: it is not rejection."""
+
+    __tablename__ = "finding_feedback"
+    __table_args__ = (UniqueConstraint("finding_id", "source"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    finding_id: Mapped[int] = mapped_column(ForeignKey("findings.id"))
+    kind: Mapped[str] = mapped_column(String(16))
+    source: Mapped[str] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MessageReaction(Base):
+    """A reaction someone added to a message (Feishu `im.message.reaction.created_v1`),
+    stored once per event: what discovery reads as feedback on a finding's message. It never
+    starts a turn."""
+
+    __tablename__ = "message_reactions"
+    __table_args__ = (
+        UniqueConstraint("platform", "event_id"),
+        Index("ix_message_reactions_message", "platform", "message_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    event_id: Mapped[str] = mapped_column(String(128))
+    message_id: Mapped[str] = mapped_column(String(128))
+    operator_id: Mapped[str | None] = mapped_column(String(128))  # open_id, when a user
+    emoji: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)  # Feishu's action time
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -6,6 +6,7 @@ from datetime import datetime, time
 
 from bot.assistant.access import Role
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.assistant.visibility import USAGE_ELSEWHERE
 from bot.channels.api_usage import ApiUsageCounter
 from storage.repos import admins, inbox, model_calls, outbox
 from storage.types import utcnow
@@ -98,8 +99,8 @@ async def status_report(ctx: CommandContext) -> str:
         f"{failed} failed, {uncertain} uncertain",
         f"search ({services.settings.search_backend.value}): {search_problem or 'ok'}",
     ]
-    if not everything:
-        return "\n".join([*lines, f"model: {model}; usage is shown in the owner's DM"])
+    if not ctx.visibility.sees_usage:
+        return "\n".join([*lines, f"model: {model}; {USAGE_ELSEWHERE}"])
     start_of_day = datetime.combine(utcnow().astimezone(tz).date(), time(), tz)
     async with services.db.read() as tx:
         usage = await model_calls.usage_since(tx, start_of_day)

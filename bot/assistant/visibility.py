@@ -11,6 +11,10 @@ Every read path asks `visibility_of` and filters with what it returns: WorkHub c
 the task tools, `/matters`, `/search`, `/sync status`, `/status`, the task agent's search and
 search evidence. A turn with no user message acts as the conversation's own participant (the
 DM's other party), never as the owner unless it is the owner's DM.
+
+Usage figures (model tokens, Feishu API calls, discovery's tokens against its budget) are the
+owner's costs: `Visibility.sees_usage` says where they are shown (`/status`, `/discovery
+status`); outside chats only the status page shows them, behind the admin token.
 """
 
 from __future__ import annotations
@@ -64,11 +68,18 @@ class Visibility:
         owner's operations."""
         return self.everything or (scope is not None and scope in self.scopes)
 
+    @property
+    def sees_usage(self) -> bool:
+        """Usage figures: only where everything may be seen (the owner's DM), never an
+        admin's group or DM."""
+        return self.everything
+
     def search_filters(self) -> SearchFilters | None:
         """None means no restriction; an empty scope list matches nothing."""
         return None if self.everything else SearchFilters(scopes=sorted(self.scopes))
 
 
+USAGE_ELSEWHERE = "usage is shown in the owner's DM"  # said where `sees_usage` is False
 NOTHING = Visibility(everything=False, conversation_id=None)
 
 

@@ -48,7 +48,9 @@ def register_discovery_commands(registry: CommandRegistry) -> None:
         if action == "status":  # a read: the defaults stand in until the owner changes one
             async with services.db.read() as tx:
                 state = await repo.get_state(tx) or repo.state_of(defaults_of(services), now)
-            return await discovery_status(services.db, state, services.settings.tz, now)
+            return await discovery_status(
+                services.db, state, services.settings.tz, now, usage=ctx.visibility.sees_usage
+            )
         async with services.db.write() as tx:
             state = await repo.ensure_state(tx, defaults_of(services), now)
             answer = _change(state, action, rest[0] if rest else "")

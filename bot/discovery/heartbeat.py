@@ -2,9 +2,10 @@
 model), runs the pre-check (bot/discovery/precheck.py) and, only when it says so, a round
 (bot/discovery/rounds.py). A skip is recorded with its reason and costs no model call.
 
-Before the pre-check, the owner's reactions to delivered findings are recorded: their next
-words in the DM after a finding (within `FEEDBACK_WINDOW`), shown to the next Judgement.
-Silence records nothing: it is not rejection."""
+Before the pre-check, findings the Bot has told are settled as delivered (their message
+sent) and the owner's feedback on them is recorded: replies to and reactions on a finding's
+message (bot/discovery/delivery.py), shown to the next Judgement. Silence records nothing:
+it is not rejection."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
+from bot.discovery import delivery
 from bot.discovery.passes import PURPOSES
 from bot.discovery.precheck import decide
 from bot.discovery.rounds import OWNER_PLATFORMS, RoundOutcome, RoundRunner
@@ -21,16 +23,14 @@ from bot.discovery.schedule import start_of_day
 from bot.host.workers import Worker
 from storage import claims
 from storage.db import Database
-from storage.models import DiscoveryRound, DiscoveryState, Finding
-from storage.repos import conversations, model_calls
+from storage.models import DiscoveryRound, DiscoveryState
 from storage.repos import discovery as repo
+from storage.repos import model_calls
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 TOPIC = "discovery"
 LOOKAHEAD = timedelta(hours=48)  # Matters and noted deadlines this close count as new
-FEEDBACK_WINDOW = timedelta(hours=24)
-FEEDBACK_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,8 @@ class DiscoveryWorker(Worker):
             return await self._run(state, open_round, dict(open_round.watermark), now)
         if not _due(state, now):
             return Beat("idle")
-        await self._record_feedback(now)
+        await delivery.settle_deliveries(self.db)
+        await delivery.collect_feedback(self.db, self.runner.owner, OWNER_PLATFORMS, now)
         async with self.db.read() as tx:
             signals = await repo.signals(tx, now, now.astimezone(self.tz).date(), LOOKAHEAD)
             used = await model_calls.tokens_since(tx, start_of_day(now, self.tz), PURPOSES)
@@ -125,36 +126,6 @@ class DiscoveryWorker(Worker):
                 if row.next_round_at is None or row.next_round_at < now:
                     row.next_round_at = now + timedelta(seconds=row.interval_seconds)
         return Beat("round", round_.reason, outcome)
-
-    async def _record_feedback(self, now: datetime) -> None:
-        """The owner's next words after each recently delivered finding, once."""
-        owner = self.runner.owner
-        if not owner:
-            return
-        async with self.db.read() as tx:
-            waiting = await repo.awaiting_feedback(tx, now - FEEDBACK_WINDOW)
-            if not waiting:
-                return
-            dm = None
-            for platform in OWNER_PLATFORMS:
-                dm = dm or await conversations.find_dm(tx, platform, owner)
-            if dm is None:
-                return
-            found: dict[int, str] = {}
-            for finding in waiting:
-                assert finding.delivered_at is not None
-                words = await repo.owner_words_after(tx, dm.id, finding.delivered_at, 2)
-                if words:
-                    found[finding.id] = " / ".join(str(w.payload.get("text") or "") for w in words)[
-                        :FEEDBACK_CHARS
-                    ]
-        if not found:
-            return
-        async with self.db.write() as tx:
-            for finding_id, text in found.items():
-                row = await tx.get(Finding, finding_id)
-                if row is not None and row.feedback is None:
-                    row.feedback, row.feedback_at = text, now
 
 
 def _due(state: DiscoveryState, now: datetime) -> bool:

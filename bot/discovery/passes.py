@@ -5,7 +5,7 @@ notebook and the owner's reactions to earlier findings, and emits zero or more f
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.agent.framing import DATA_RULE, quote_data
@@ -14,7 +14,7 @@ from bot.agent.tools import ToolRegistry
 from bot.discovery.tools import PassContext, render_note
 from bot.llm.client import ModelClient
 from bot.llm.types import Message, ModelError
-from storage.models import Finding, NotebookNote
+from storage.models import Finding, FindingFeedback, NotebookNote
 
 PURPOSES = ("discovery_turn", "judgement_turn")  # how their model calls are recorded
 
@@ -89,10 +89,14 @@ def discovery_briefing(reason: str, notes: Sequence[NotebookNote], ctx: PassCont
 
 
 def judgement_briefing(
-    reason: str, notes: Sequence[NotebookNote], earlier: Sequence[Finding], ctx: PassContext
+    reason: str,
+    notes: Sequence[NotebookNote],
+    earlier: Sequence[Finding],
+    feedback: Mapping[int, Sequence[FindingFeedback]],
+    ctx: PassContext,
 ) -> str:
     shown = "\n".join(render_note(n, ctx.tz) for n in notes) or "(empty)"
-    told = "\n".join(_told(f, ctx) for f in earlier) or "(none yet)"
+    told = "\n".join(_told(f, feedback.get(f.id, ()), ctx) for f in earlier) or "(none yet)"
     return "\n".join(
         [
             f"Why this round: {reason}.",
@@ -104,11 +108,18 @@ def judgement_briefing(
     )
 
 
-def _told(finding: Finding, ctx: PassContext) -> str:
-    when = (
-        finding.delivered_at.astimezone(ctx.tz).strftime("%Y-%m-%d")
-        if finding.delivered_at
-        else "?"
-    )
-    reaction = f"owner replied: {finding.feedback!r}" if finding.feedback else "no reaction yet"
+def _told(finding: Finding, feedback: Sequence[FindingFeedback], ctx: PassContext) -> str:
+    if finding.delivered_at is None:
+        when = "not sent yet"
+    else:
+        when = finding.delivered_at.astimezone(ctx.tz).strftime("%Y-%m-%d")
+    reaction = "; ".join(_feedback(f) for f in feedback) or "no reaction yet"
     return f"F-{finding.id} {when}: {finding.text} [{', '.join(finding.refs)}] ({reaction})"
+
+
+def _feedback(feedback: FindingFeedback) -> str:
+    if feedback.kind == "reaction":
+        return f"owner reacted with {feedback.text}"
+    if feedback.kind == "reply":
+        return f"owner replied: {feedback.text!r}"
+    return f"owner's {feedback.kind}: {feedback.text!r}"

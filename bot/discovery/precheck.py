@@ -21,6 +21,9 @@ LABELS = {
 }
 
 
+BUDGET_SPENT = "daily budget spent"  # a skip's reason starts so; its figures follow
+
+
 @dataclass(frozen=True)
 class Decision:
     run: bool
@@ -52,9 +55,7 @@ def decide(
     if not state.run_requested and is_quiet(quiet, now, tz):  # type: ignore[arg-type]
         return Decision(False, "quiet hours")
     if tokens_today >= state.budget_tokens:
-        return Decision(
-            False, f"daily budget spent ({tokens_today} of {state.budget_tokens} tokens)"
-        )
+        return Decision(False, f"{BUDGET_SPENT} ({tokens_today} of {state.budget_tokens} tokens)")
     if state.run_requested:
         return Decision(True, "asked for with /discovery run")
     moved = whats_new(state.watermark or {}, signals)

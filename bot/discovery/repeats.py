@@ -1,6 +1,6 @@
-"""A finding close to one already delivered is a repeat unless something new backs it: a
-ref the earlier finding did not have. Closeness is word overlap over the one tokenizer
-(storage/search/tokenizer.py), so it works for Chinese as for English."""
+"""A finding close to one already told (or queued for the Bot to tell) is a repeat unless
+something new backs it: a ref the earlier finding did not have. Closeness is word overlap
+over the one tokenizer (storage/search/tokenizer.py), so it works for Chinese as for English."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ def closeness(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def repeat_of(text: str, refs: Sequence[str], delivered: Sequence[Finding]) -> Finding | None:
-    """The delivered finding this one repeats, or None when it is new or newly backed."""
-    for earlier in delivered:
+def repeat_of(text: str, refs: Sequence[str], told: Sequence[Finding]) -> Finding | None:
+    """The told finding this one repeats, or None when it is new or newly backed."""
+    for earlier in told:
         if closeness(text, earlier.text) >= CLOSE and set(refs) <= set(earlier.refs):
             return earlier
     return None

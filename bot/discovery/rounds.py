@@ -1,11 +1,12 @@
 """Running one round: Discovery (its notes commit as they are written), then Judgement, whose
-findings are stored and delivered in the transaction that ends the round. A round found in
+findings are stored and queued for the Bot in the transaction that ends the round. A round found in
 `judgement` (the process died after Discovery) resumes at Judgement; one found in
 `discovery` starts Discovery again (its earlier notes stay: the notebook only grows).
 
-Delivery: each finding goes to the owner's Bot inbox as a `finding` item; only the Bot
-speaks. A finding close to one already delivered, with no new ref behind it, is kept as a
-`repeat` and not delivered (bot/discovery/repeats.py)."""
+Each finding goes to the owner's Bot inbox as a `finding` item (status `queued`); only the
+Bot speaks, and the finding is delivered when the Bot's message telling it is sent
+(bot/discovery/delivery.py). A finding close to one already told or queued, with no new ref
+behind it, is kept as a `repeat` and not queued (bot/discovery/repeats.py)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ OWNER_PLATFORMS = ("feishu", "console")
 @dataclass(frozen=True)
 class RoundOutcome:
     phase: str  # done | failed
-    delivered: int = 0
+    queued: int = 0  # findings put in the owner's Bot inbox
     repeats: int = 0
     error: str | None = None
 
@@ -80,8 +81,9 @@ class RoundRunner:
         ctx = self._context(round_, "judgement")
         async with self.db.read() as tx:
             notes = await repo.notes(tx, limit=NOTEBOOK_SHOWN)
-            earlier = await repo.delivered_findings(tx, EARLIER_SHOWN)
-        briefing = judgement_briefing(round_.reason, notes, earlier, ctx)
+            earlier = await repo.told_findings(tx, EARLIER_SHOWN)
+            feedback = await repo.feedback_of(tx, [f.id for f in earlier])
+        briefing = judgement_briefing(round_.reason, notes, earlier, feedback, ctx)
         result = await self.judgement.run(ctx, briefing)
         if not result.ok:
             return await self._fail(round_, result.error or "failed")
@@ -89,7 +91,7 @@ class RoundRunner:
         await self._log(
             state,
             "judgement",
-            f"round {round_.id}: {outcome.delivered} findings delivered, "
+            f"round {round_.id}: {outcome.queued} findings for the Bot, "
             f"{outcome.repeats} repeats dropped, {ctx.notes_added} notes",
         )
         return outcome
@@ -97,38 +99,38 @@ class RoundRunner:
     async def _finish(
         self, round_: DiscoveryRound, emitted: list[EmittedFinding], now: datetime
     ) -> RoundOutcome:
-        delivered = repeats = 0
+        queued = repeats = 0
         async with self.db.write() as tx:
             row = await tx.get(DiscoveryRound, round_.id)
             assert row is not None
             if row.phase != "judgement":  # finished by someone else already
                 return RoundOutcome(row.phase)
             dm = await self._owner_dm(tx)
-            told = await repo.delivered_findings(tx, limit=500)
+            told = await repo.told_findings(tx, limit=500)
             for ordinal, item in enumerate(emitted, start=1):
                 earlier = repeat_of(item.text, item.refs, told)
-                status = "repeat" if earlier else ("delivered" if dm else "undelivered")
+                status = repo.REPEAT if earlier else (repo.QUEUED if dm else repo.UNDELIVERED)
                 finding = await repo.add_finding(
                     tx,
                     Finding(round_id=row.id, ordinal=ordinal, text=item.text, refs=item.refs,
                             status=status, repeat_of=earlier.id if earlier else None,
-                            delivered_at=now if status == "delivered" else None,
                             created_at=now),
                 )  # fmt: skip
-                if status == "repeat":
+                if status == repo.REPEAT:
                     repeats += 1
                     continue
                 if dm is not None:
                     await inbox.append(
                         tx, kind=FINDING_KIND, payload=finding_payload(finding),
-                        conversation_id=dm, dedupe_key=f"finding:{finding.id}", created_at=now,
+                        conversation_id=dm, dedupe_key=repo.finding_item_key(finding.id),
+                        created_at=now,
                     )  # fmt: skip
                     told.append(finding)
-                    delivered += 1
-            row.phase, row.findings, row.finished_at = "done", delivered, now
-        if delivered:
+                    queued += 1
+            row.phase, row.findings, row.finished_at = "done", queued, now
+        if queued:
             await self.notifier.notify(INBOX_TOPIC)
-        return RoundOutcome("done", delivered, repeats)
+        return RoundOutcome("done", queued, repeats)
 
     async def _owner_dm(self, tx: object) -> int | None:
         if not self.owner:

@@ -123,7 +123,7 @@ async def finding_emit(ctx: PassContext, text: str, refs: list[str]) -> str:
     if not checked:
         raise ToolError("a finding needs its evidence: at least one ref")
     ctx.findings.append(EmittedFinding(text, checked))
-    return f"finding {len(ctx.findings)} kept; it is delivered when this pass ends"
+    return f"finding {len(ctx.findings)} kept; it goes to the owner when this pass ends"
 
 
 async def pass_end(ctx: PassContext) -> str:

@@ -15,13 +15,18 @@ from storage.models import (
     DiscoveryRound,
     DiscoveryState,
     Finding,
+    FindingFeedback,
     InboxItem,
     IndexEntry,
     Matter,
+    MessageReaction,
     NotebookNote,
+    OutboxMessage,
     Session,
     SourceRecord,
 )
+from storage.repos._upsert import insert_for
+from storage.repos.matters import WAITING
 
 STATE_ID = 1
 KEEP_SKIPS = 200  # the skip log is for `/discovery status`, not history
@@ -129,9 +134,7 @@ async def recent_rounds(
     return list((await tx.scalars(stmt)).all())
 
 
-async def role_session(
-    tx: AsyncSession, state: DiscoveryState, role: str, now: datetime
-) -> int:
+async def role_session(tx: AsyncSession, state: DiscoveryState, role: str, now: datetime) -> int:
     """The reusable Session of a pass (role `discovery` or `judgement`), made on first use;
     never a WorkHub candidate (those have no role)."""
     attr = f"{role}_session_id"
@@ -189,22 +192,81 @@ async def add_finding(tx: AsyncSession, finding: Finding) -> Finding:
     return finding
 
 
-async def delivered_findings(tx: AsyncSession, limit: int) -> list[Finding]:
-    stmt = (
-        select(Finding)
-        .where(Finding.status == "delivered")
-        .order_by(Finding.id.desc())
-        .limit(limit)
-    )
+QUEUED, DELIVERED, UNSENT, REPEAT, UNDELIVERED = (
+    "queued",
+    "delivered",
+    "unsent",
+    "repeat",
+    "undelivered",
+)
+TOLD = (QUEUED, DELIVERED)  # what a new finding may repeat: told, or about to be
+
+
+async def told_findings(tx: AsyncSession, limit: int) -> list[Finding]:
+    """The newest findings told to the owner or queued for the Bot to tell, oldest first."""
+    stmt = select(Finding).where(Finding.status.in_(TOLD)).order_by(Finding.id.desc()).limit(limit)
     return list(reversed((await tx.scalars(stmt)).all()))
 
 
-async def awaiting_feedback(tx: AsyncSession, since: datetime) -> list[Finding]:
+@dataclass(frozen=True)
+class Handling:
+    """A queued finding and the Bot turn that handled its inbox item (its batch id, which is
+    the turn's key), None while the item waits for the Bot."""
+
+    finding: Finding
+    turn: str | None
+
+
+async def queued_findings(tx: AsyncSession) -> list[Handling]:
+    queued = list((await tx.scalars(select(Finding).where(Finding.status == QUEUED))).all())
+    if not queued:
+        return []
+    keys = [finding_item_key(f.id) for f in queued]
+    handled = dict(
+        (
+            await tx.execute(
+                select(InboxItem.dedupe_key, InboxItem.batch_id).where(
+                    InboxItem.dedupe_key.in_(keys), InboxItem.delivered_at.is_not(None)
+                )
+            )
+        ).all()
+    )
+    return [Handling(f, handled.get(finding_item_key(f.id))) for f in queued]
+
+
+def finding_item_key(finding_id: int) -> str:
+    """The dedupe key of a finding's item in the owner's Bot inbox."""
+    return f"finding:{finding_id}"
+
+
+@dataclass(frozen=True)
+class Reply:
+    key: str
+    state: str
+    sent_at: datetime | None
+    message_ids: list[str]
+
+
+async def replies(tx: AsyncSession, keys: list[str]) -> dict[str, Reply]:
+    """The outbox rows of these idempotency keys (read only: the Bot writes the outbox)."""
+    rows = await tx.execute(
+        select(
+            OutboxMessage.idempotency_key,
+            OutboxMessage.state,
+            OutboxMessage.sent_at,
+            OutboxMessage.platform_message_ids,
+        ).where(OutboxMessage.idempotency_key.in_(keys))
+    )
+    return {k: Reply(k, state, sent, list(ids or [])) for k, state, sent, ids in rows.all()}
+
+
+async def delivered_since(tx: AsyncSession, since: datetime) -> list[Finding]:
+    """Findings whose message was sent since `since` (feedback can be tied to them)."""
     stmt = (
         select(Finding)
         .where(
-            Finding.status == "delivered",
-            Finding.feedback.is_(None),
+            Finding.status == DELIVERED,
+            Finding.message_id.is_not(None),
             Finding.delivered_at >= since,
         )
         .order_by(Finding.delivered_at)
@@ -212,10 +274,10 @@ async def awaiting_feedback(tx: AsyncSession, since: datetime) -> list[Finding]:
     return list((await tx.scalars(stmt)).all())
 
 
-async def owner_words_after(
+async def owner_messages_after(
     tx: AsyncSession, conversation_id: int, after: datetime, limit: int
 ) -> list[InboxItem]:
-    """The owner's first messages in their DM after a moment (their reaction, if any)."""
+    """The messages in a DM after a moment, oldest first (a reply to a finding among them)."""
     stmt = (
         select(InboxItem)
         .where(
@@ -229,6 +291,46 @@ async def owner_words_after(
     return list((await tx.scalars(stmt)).all())
 
 
+async def reactions_on(
+    tx: AsyncSession, platform: str, message_ids: list[str]
+) -> list[MessageReaction]:
+    if not message_ids:
+        return []
+    stmt = (
+        select(MessageReaction)
+        .where(MessageReaction.platform == platform, MessageReaction.message_id.in_(message_ids))
+        .order_by(MessageReaction.id)
+    )
+    return list((await tx.scalars(stmt)).all())
+
+
+async def add_feedback(
+    tx: AsyncSession, *, finding_id: int, kind: str, source: str, text: str, now: datetime
+) -> bool:
+    """Once per (finding, source): False when this source was recorded before."""
+    stmt = (
+        insert_for(tx, FindingFeedback.__table__)
+        .values(finding_id=finding_id, kind=kind, source=source, text=text, created_at=now)
+        .on_conflict_do_nothing(index_elements=["finding_id", "source"])
+        .returning(FindingFeedback.__table__.c.id)
+    )
+    return (await tx.execute(stmt)).first() is not None
+
+
+async def feedback_of(tx: AsyncSession, finding_ids: list[int]) -> dict[int, list[FindingFeedback]]:
+    if not finding_ids:
+        return {}
+    stmt = (
+        select(FindingFeedback)
+        .where(FindingFeedback.finding_id.in_(finding_ids))
+        .order_by(FindingFeedback.id)
+    )
+    found: dict[int, list[FindingFeedback]] = {}
+    for row in (await tx.scalars(stmt)).all():
+        found.setdefault(row.finding_id, []).append(row)
+    return found
+
+
 @dataclass(frozen=True)
 class Counts:
     notes: int
@@ -239,13 +341,9 @@ class Counts:
 async def counts(tx: AsyncSession) -> Counts:
     notes_n = await tx.scalar(select(func.count(NotebookNote.id)))
     by_status = (
-        await tx.execute(
-            select(Finding.status, func.count(Finding.id)).group_by(Finding.status)
-        )
+        await tx.execute(select(Finding.status, func.count(Finding.id)).group_by(Finding.status))
     ).all()
-    feedback = await tx.scalar(
-        select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
-    )
+    feedback = await tx.scalar(select(func.count(func.distinct(FindingFeedback.finding_id))))
     return Counts(int(notes_n or 0), {str(s): int(n) for s, n in by_status}, int(feedback or 0))
 
 
@@ -256,16 +354,15 @@ async def signals(
     tx: AsyncSession, now: datetime, today: date, lookahead: timedelta
 ) -> dict[str, Any]:
     """What exists now that a round could look at: the newest record, index entry change,
-    note and feedback; the Matters due soon; the noted deadlines that are near."""
+    note and feedback; the Matters due soon (waiting, their next wake within `lookahead`);
+    the noted deadlines that are near."""
     newest_record = await tx.scalar(select(func.max(SourceRecord.id)))
     newest_entry = await tx.scalar(select(func.max(IndexEntry.updated_at)))
     newest_note = await tx.scalar(select(func.max(NotebookNote.id)))
-    feedback = await tx.scalar(
-        select(func.count(Finding.id)).where(Finding.feedback.is_not(None))
-    )
+    feedback = await tx.scalar(select(func.count(FindingFeedback.id)))
     due_matters = await tx.scalars(
         select(Matter.id).where(
-            Matter.status == "active",
+            Matter.status == WAITING,
             Matter.next_wake_at.is_not(None),
             Matter.next_wake_at <= now + lookahead,
         )

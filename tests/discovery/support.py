@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from bot.assistant.turn_context import reply_key
 from bot.assistant.visibility import Visibility
 from bot.discovery.heartbeat import Beat, DiscoveryWorker
 from bot.discovery.passes import DISCOVERY_PROMPT, JUDGEMENT_PROMPT, Pass
@@ -23,8 +24,15 @@ from bot.llm.scripted import ScriptedProvider
 from bot.memory import recall
 from bot.memory.search import SearchService
 from storage.db import Database
-from storage.models import DiscoveryRound, DiscoveryState, Finding, InboxItem
-from storage.repos import conversations, inbox
+from storage.models import (
+    DiscoveryRound,
+    DiscoveryState,
+    Finding,
+    FindingFeedback,
+    InboxItem,
+    OutboxMessage,
+)
+from storage.repos import conversations, inbox, outbox, reactions
 from storage.repos import discovery as repo
 from storage.repos import sources as source_repo
 from storage.repos.sources import NewRecord
@@ -98,11 +106,65 @@ class DiscoveryWorld:
             [(seq, _, _)] = await source_repo.insert_records(s, [record], when)
         return seq
 
-    async def owner_says(self, text: str, when: datetime) -> None:
+    async def owner_says(
+        self, text: str, when: datetime, *, replying_to: str | None = None
+    ) -> None:
+        """A message of the owner's in their DM, as ingest stores it (a reply or quote of a
+        message carries that message as its parent)."""
         dm = await self.owner_dm()
+        self.records += 1
+        payload = {"text": text, "sender_id": OWNER, "message_id": f"om_owner_{self.records}",
+                   "parent_id": replying_to, "root_id": replying_to}  # fmt: skip
         async with self.db.write() as s:
-            await inbox.append(s, kind="user_message", payload={"text": text, "sender_id": OWNER},
-                               conversation_id=dm, created_at=when)  # fmt: skip
+            await inbox.append(s, kind="user_message", payload=payload, conversation_id=dm,
+                               created_at=when)  # fmt: skip
+
+    async def bot_tells(
+        self, finding: Finding, when: datetime, *, states: tuple[str, ...] = ("sent",)
+    ) -> str:
+        """What the Bot does with a finding: a turn handles its inbox item and writes one
+        reply per state given, which a sender then leaves in that state
+        (`sender_settles`). The first sent reply's message id ("" if none was sent)."""
+        async with self.db.write() as s:
+            item = await s.scalar(
+                select(InboxItem).where(InboxItem.dedupe_key == f"finding:{finding.id}")
+            )
+            assert item is not None
+            turn = f"c{item.conversation_id}-i{item.id}"  # the Bot's turn key
+            for n in range(len(states)):
+                await outbox.enqueue(
+                    s, idempotency_key=reply_key(turn, n), platform="feishu",
+                    chat_id="oc_owner_dm", conversation_id=item.conversation_id,
+                    content_type="text", content={"text": "heads-up"}, now=when,
+                )  # fmt: skip
+            await inbox.mark_delivered(s, [item.id], turn, when)
+        told = [await self.sender_settles(turn, n, state, when) for n, state in enumerate(states)]
+        return next((message_id for message_id in told if message_id), "")
+
+    async def sender_settles(self, turn: str, n: int, state: str, when: datetime) -> str:
+        """A turn's `n`th reply left `state` by the sender; its message id when sent."""
+        message_id = f"om_told_{turn}_{n}" if state == "sent" else ""
+        async with self.db.write() as s:
+            row = await s.scalar(
+                select(OutboxMessage).where(OutboxMessage.idempotency_key == reply_key(turn, n))
+            )
+            assert row is not None
+            row.state = state
+            if state == "sent":
+                row.sent_at, row.platform_message_ids = when, [message_id]
+        return message_id
+
+    async def react(self, message_id: str, emoji: str, when: datetime, who: str = OWNER) -> None:
+        self.records += 1
+        async with self.db.write() as s:
+            await reactions.add_if_new(s, platform="feishu", event_id=f"ev_{self.records}",
+                                       message_id=message_id, operator_id=who, emoji=emoji,
+                                       created_at=when, received_at=when)  # fmt: skip
+
+    async def feedback(self) -> list[FindingFeedback]:
+        async with self.db.read() as s:
+            stmt = select(FindingFeedback).order_by(FindingFeedback.id)
+            return list((await s.scalars(stmt)).all())
 
     async def rounds(self, phase: str | None = None) -> list[DiscoveryRound]:
         async with self.db.read() as s:

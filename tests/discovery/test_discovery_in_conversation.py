@@ -107,17 +107,21 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
         assert "created task 'budget report from Li'" in created[0], created
         async with db.read() as s:
             task = await s.scalar(select(Session).where(Session.name == "budget report from Li"))
-            [finding] = (await s.scalars(select(Finding))).all()
-        assert task is not None and finding.status == "delivered"
+        assert task is not None
 
         await say(w, "/discovery status")
         await wait_until(lambda: sent_to_owner(4), what="/discovery status")
         status = [m.text or "" for m in w.fake.sent if m.chat_id == "oc_owner_dm"][3]
         assert status.startswith("Discovery: on, every 30 min")
-        assert ", done (new: new messages or mail): 1 findings delivered" in status
+        assert ", done (new: new messages or mail): 1 findings passed to the Bot" in status
         assert re.search(r"Tokens today: [1-9]\d* of 50000", status), status
         assert "Notebook: 1 notes. Findings: 1 delivered" in status
         assert "Li promised" not in status  # counts, never the notebook's words
+        # Delivered as the heads-up: the message the Bot sent, with Feishu's id for it.
+        heads_up = [m for m in w.fake.sent if m.chat_id == "oc_owner_dm"][1]
+        async with db.read() as s:
+            [finding] = (await s.scalars(select(Finding))).all()
+        assert finding.status == "delivered" and finding.message_id == heads_up.message_id
 
 
 async def test_a_plain_yes_without_an_offer_starts_no_task(make_world: WorldFactory) -> None:

@@ -1,7 +1,7 @@
 """Rounds (scripted model, both databases): Discovery's notes survive a crash and the round
-resumes at Judgement only; the passes cannot speak; a finding found three times is delivered
-once; the owner's reaction reaches the next Judgement; a noted deadline that comes near
-wakes a round."""
+resumes at Judgement only; the passes cannot speak; a finding found three times is queued
+once; the owner's reply to a finding's message reaches the next Judgement; a noted deadline
+that comes near wakes a round."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ async def test_a_crash_after_discovery_resumes_at_judgement_only(
     w.worker = w.new_worker()  # the restarted process
     w.judgement.add(emit("Li owes you the budget report by Friday", f"rec-{seq}"), end_pass())
     beat = await w.beat(MORNING + timedelta(minutes=1))  # not yet due, but a round is open
-    assert beat.did == "round" and beat.round is not None and beat.round.delivered == 1
+    assert beat.did == "round" and beat.round is not None and beat.round.queued == 1
     assert len(w.discovery.requests) == discovery_calls  # Discovery did not run again
     judged = w.judgement.requests[-1][0][1].content or ""
     assert "Li promised the budget report by Friday" in judged  # its note reached Judgement
@@ -108,7 +108,7 @@ async def test_three_rounds_that_find_the_same_thing_deliver_it_once(
         w.judgement.add(emit(text, f"rec-{seq}"), end_pass())
         beat = await w.beat(MORNING + timedelta(hours=i, minutes=1))
         assert beat.did == "round", beat
-    assert [f.status for f in await w.findings()] == ["delivered", "repeat", "repeat"]
+    assert [f.status for f in await w.findings()] == ["queued", "repeat", "repeat"]
     assert len(await w.finding_items()) == 1
 
     # Something new behind it (a new record as evidence): delivered again.
@@ -118,18 +118,24 @@ async def test_three_rounds_that_find_the_same_thing_deliver_it_once(
     backed = emit(said[0] + "; now he says Monday", f"rec-{seq}", f"rec-{newer}")
     w.judgement.add(backed, end_pass())
     await w.beat(MORNING + timedelta(hours=5, minutes=1))
-    assert [f.status for f in await w.findings()][-1] == "delivered"
+    assert [f.status for f in await w.findings()][-1] == "queued"
     assert len(await w.finding_items()) == 2
 
 
-async def test_the_owners_reaction_reaches_the_next_judgement(db: Database, tmp_path: Path) -> None:
+async def test_the_owners_reply_to_a_finding_reaches_the_next_judgement(
+    db: Database, tmp_path: Path
+) -> None:
     w = DiscoveryWorld(db, tmp_path)
     await w.owner_dm()
     seq = await w.add_record("Li: the vendor list is attached", MORNING)
     w.discovery.add(end_pass())
     w.judgement.add(emit("Li sent the vendor list", f"rec-{seq}"), end_pass())
     await w.beat(MORNING)
-    await w.owner_says("not useful, I knew that", MORNING + timedelta(minutes=10))
+    [finding] = await w.findings()
+    told = await w.bot_tells(finding, MORNING + timedelta(minutes=1))
+    await w.owner_says("what's for lunch?", MORNING + timedelta(minutes=5))  # not about it
+    await w.owner_says("not useful, I knew that", MORNING + timedelta(minutes=10),
+                       replying_to=told)  # fmt: skip
 
     w.discovery.add(end_pass())
     w.judgement.add(end_pass())
@@ -138,8 +144,10 @@ async def test_the_owners_reaction_reaches_the_next_judgement(db: Database, tmp_
     judged = w.judgement.requests[-1][0][1].content or ""
     assert "Li sent the vendor list" in judged
     assert "owner replied: 'not useful, I knew that'" in judged
-    [finding] = await w.findings()
-    assert finding.feedback == "not useful, I knew that"
+    assert "lunch" not in judged
+    [feedback] = await w.feedback()
+    assert (feedback.finding_id, feedback.kind) == (finding.id, "reply")
+    assert feedback.text == "not useful, I knew that"
 
 
 async def test_silence_is_recorded_as_no_reaction_not_as_rejection(
@@ -151,12 +159,16 @@ async def test_silence_is_recorded_as_no_reaction_not_as_rejection(
     w.discovery.add(end_pass())
     w.judgement.add(emit("Li sent the vendor list", f"rec-{seq}"), end_pass())
     await w.beat(MORNING)
+    [finding] = await w.findings()
+    await w.bot_tells(finding, MORNING + timedelta(minutes=1))
+    await w.owner_says("thanks, and what's for lunch?", MORNING + timedelta(minutes=2))
     await w.add_record("Li: one more thing", MORNING + timedelta(minutes=20))
     w.discovery.add(end_pass())
     w.judgement.add(end_pass())
     await w.beat(MORNING + timedelta(minutes=30))
     judged = w.judgement.requests[-1][0][1].content or ""
     assert "Li sent the vendor list" in judged and "(no reaction yet)" in judged
+    assert await w.feedback() == []  # the owner's next words were not about it
 
 
 async def test_a_noted_deadline_wakes_a_round_when_it_comes_near(

@@ -42,9 +42,9 @@ async def test_the_page_shows_what_is_red_with_what_to_do_and_draws_its_charts(
     assert set(data["model_usage"][-1]["tokens"]) == {"Bot", "task agents", "indexers",
                                                       "discovery"}  # fmt: skip
     assert data["feishu_month_calls"] > 0 and data["feishu_quota"] == 10_000
-    [unasked] = data["unasked"]  # what the assistant said on its own, with its /why id
-    assert unasked["name"].startswith("/why ") and NOTICE in unasked["detail"]
-    assert "Said on its own (why)" in page and html.escape(NOTICE) in page
+    [unasked] = data["unasked"]  # what the assistant said on its own: its /why id, not its text
+    assert unasked["name"].startswith("/why ") and unasked["state"] == "index_notice"
+    assert "Said on its own (why)" in page and html.escape(NOTICE) not in page
     followers = [i for i in data["sources"] if i["name"].startswith("search index")]
     assert len(followers) == 2 and all(  # in words, not the dict the checkpoint is stored as
         re.fullmatch(r"indexed through entry \d+|nothing to index yet", i["detail"])

@@ -1,4 +1,5 @@
-"""`POST /feishu/events`: verify, store, ack.
+"""`POST /feishu/events`: verify, store, ack. Messages go to ingest; reactions are stored
+(bot/channels/reactions.py) and start nothing.
 
 Status codes are chosen for Feishu's retry behaviour: 200 for anything stored or deliberately
 ignored (an unknown event type is logged, never 500, or Feishu retries it for hours); 401 for
@@ -13,13 +14,17 @@ from __future__ import annotations
 import logging
 import reprlib
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import Counter
 
 from bot.channels.feishu.envelope import EnvelopeOpener, Malformed, Unauthorized
 from bot.channels.feishu.normalize import MESSAGE_EVENT, NotAMessage, normalize
+from bot.channels.feishu.reaction_event import REACTION_EVENT, NotAReaction, normalize_reaction
 from bot.channels.ingest import Ingest
+from bot.channels.reactions import store_reaction
+from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +67,8 @@ class FeishuWebhook:
 
         if envelope.is_url_verification:
             return web.json_response({"challenge": envelope.body.get("challenge", "")})
+        if envelope.event_type == REACTION_EVENT:
+            return await self._reaction(request, envelope.body)
         if envelope.event_type != MESSAGE_EVENT:
             log.info("ignored Feishu event type %s", reprlib.repr(envelope.event_type))
             return web.json_response({"msg": "ignored"})
@@ -80,6 +87,19 @@ class FeishuWebhook:
             return web.json_response({"msg": "try again"}, status=503)
         return web.json_response({"msg": "success", "outcome": result.outcome.value})
 
+    async def _reaction(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """Stored, never answered (bot/channels/reactions.py)."""
+        try:
+            reaction = normalize_reaction(body, received=utcnow())
+        except Exception as exc:  # NotAReaction, or anything else the event made us trip over
+            return _bad_request(request, "bad event", exc)
+        try:
+            new = await store_reaction(self.ingest.db, reaction)
+        except Exception as exc:  # the database: Feishu delivers it again later
+            log.error("could not store reaction %s: %s", reaction.event_id, reason(exc))
+            return web.json_response({"msg": "try again"}, status=503)
+        return web.json_response({"msg": "success", "outcome": "stored" if new else "duplicate"})
+
 
 def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Response:
     log.warning("refused webhook request from %s, %s: %s", request.remote, what, reason(exc))
@@ -88,6 +108,7 @@ def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Respons
 
 def reason(exc: BaseException) -> str:
     """An exception in one short line: its own text for ours, with its type for the rest."""
-    text = str(exc) if isinstance(exc, Malformed | NotAMessage) else f"{type(exc).__name__}: {exc}"
+    ours = Malformed | NotAMessage | NotAReaction
+    text = str(exc) if isinstance(exc, ours) else f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"

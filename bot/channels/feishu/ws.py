@@ -30,9 +30,12 @@ from typing import Any
 
 from bot.channels.feishu.envelope import Envelope, parse_json_object
 from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
+from bot.channels.feishu.reaction_event import REACTION_EVENT, normalize_reaction
 from bot.channels.feishu.webhook import reason
 from bot.channels.ingest import Ingest
+from bot.channels.reactions import store_reaction
 from sources.feishu.sdk import LogLevel, long_connection
+from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 # Feishu wants the frame answered within about 3 s; ingest commits in milliseconds, and a
@@ -45,17 +48,26 @@ RESTART_AFTER = 60.0  # seconds without a connection before the client is rebuil
 class EventReader:
     """What ws.Client calls with each event frame's payload, in place of the SDK's dispatcher
     (which answers unknown event types and its own parsing errors with an error, so Feishu
-    delivers them again and again). Message events go to `on_message`; anything else is
-    logged and acked. Only what `on_message` raises (a failure to store) reaches the SDK."""
+    delivers them again and again). Message events go to `on_message`, reactions to
+    `on_reaction`; anything else is logged and acked. Only what they raise (a failure to
+    store) reaches the SDK."""
 
-    def __init__(self, on_message: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self,
+        on_message: Callable[[dict[str, Any]], None],
+        on_reaction: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self._on_message = on_message
+        self._on_reaction = on_reaction
 
     def _do_without_validation(self, payload: bytes) -> Any:  # the name ws.Client calls
         try:
             envelope = Envelope(parse_json_object(payload))
         except Exception as exc:  # Malformed, or anything else the payload made us trip over
             log.warning("refused Feishu event (long connection): %s", reason(exc))
+            return None
+        if envelope.event_type == REACTION_EVENT and self._on_reaction is not None:
+            self._on_reaction(envelope.body)
             return None
         if envelope.event_type != MESSAGE_EVENT:
             log.info(
@@ -144,7 +156,7 @@ class FeishuLongConnection:
         client = long_connection().Client(
             self.app_id,
             self.app_secret,
-            event_handler=EventReader(self._on_message),
+            event_handler=EventReader(self._on_message, self._on_reaction),
             domain=self.domain,
             log_level=LogLevel.WARNING,
         )
@@ -187,6 +199,18 @@ class FeishuLongConnection:
             log.warning("refused Feishu event (long connection): %s", reason(exc))
             return
         future = asyncio.run_coroutine_threadsafe(self.ingest.accept(message), self._app_loop)
+        future.result(timeout=INGEST_TIMEOUT)
+
+    def _on_reaction(self, body: dict[str, Any]) -> None:
+        """Like `_on_message`: blocks the connection's thread until the reaction is stored."""
+        assert self._app_loop is not None
+        try:
+            reaction = normalize_reaction(body, received=utcnow())
+        except Exception as exc:  # NotAReaction, or anything else the event made us trip over
+            log.warning("refused Feishu event (long connection): %s", reason(exc))
+            return
+        stored = store_reaction(self.ingest.db, reaction)
+        future = asyncio.run_coroutine_threadsafe(stored, self._app_loop)
         future.result(timeout=INGEST_TIMEOUT)
 
     async def stop(self) -> None:

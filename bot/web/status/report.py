@@ -1,7 +1,8 @@
 """What the status page shows, gathered in one pass over the database: sources, memory
 indexes, Matters, discovery, model usage per day and role, Feishu API usage against its
 quota, and outbox health. Every item carries `red` and, when red, a `hint`: what to do.
-Nothing here holds a secret value (settings are not read, only counts and states)."""
+Nothing here holds a secret value (settings are not read, only counts and states), nor the
+owner's words: findings and notices appear by title and `/why` id, never by their text."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from pydantic import BaseModel
 from sqlalchemy import select
 
-from bot.assistant.why import explain
 from bot.discovery.commands import defaults_of
+from bot.discovery.delivery import settle_deliveries
 from bot.discovery.passes import PURPOSES as DISCOVERY_PURPOSES
 from bot.discovery.schedule import start_of_day
 from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
 from bot.sync.status import load_status
-from storage.models import ApiUsage, Matter, Session
+from storage.models import ApiUsage, InboxItem, Matter, Session
 from storage.repos import discovery as discovery_repo
 from storage.repos import inbox, memory_indexes, model_calls, outbox
 from storage.types import utcnow
@@ -201,6 +202,7 @@ async def _matters(services: Services, tz: tzinfo) -> list[Item]:
 
 
 async def _discovery(services: Services, tz: tzinfo, now: datetime) -> list[Item]:
+    await settle_deliveries(services.db)  # the counts say what was sent, as of now
     async with services.db.read() as tx:
         state = await discovery_repo.get_state(tx) or discovery_repo.state_of(
             defaults_of(services), now
@@ -240,8 +242,10 @@ async def _discovery(services: Services, tz: tzinfo, now: datetime) -> list[Item
             name="notebook and findings",
             state=f"{counts.notes} notes",
             detail=f"{counts.findings.get('delivered', 0)} findings delivered, "
-            f"{counts.findings.get('repeat', 0)} repeats dropped, {counts.feedback} with a "
-            "reaction",
+            f"{counts.findings.get('queued', 0)} queued for the Bot, "
+            f"{counts.findings.get('unsent', 0)} not sent, "
+            f"{counts.findings.get('repeat', 0)} repeats dropped, {counts.feedback} with "
+            "feedback",
         ),
     ]
     if skips:
@@ -272,17 +276,25 @@ async def _outbox(services: Services) -> list[Item]:
 
 
 async def _unasked(services: Services, tz: tzinfo) -> list[Item]:
-    """The notices the Bot handled lately (each one is the `/why ID` of what it then sent)."""
+    """The notices the Bot handled lately (each one is the `/why ID` of what it then sent),
+    by title only: what a finding or a notice says is the owner's, read with `/why` in the
+    chat it went to."""
     async with services.db.read() as tx:
         rows = await inbox.handled_notices(tx, UNASKED_SHOWN)
-        return [
-            Item(
-                name=f"/why {row.id}",
-                state=row.kind,
-                detail=(await explain(tx, row, tz)).removeprefix("- "),
-            )
-            for row in rows
-        ]
+    return [Item(name=f"/why {row.id}", state=row.kind, detail=_title(row, tz)) for row in rows]
+
+
+def _title(item: InboxItem, tz: tzinfo) -> str:
+    """At most a title: a finding's number, a task's name; never a text or a mail subject."""
+    when = _when(item.created_at, tz)
+    if item.kind == "finding":
+        return f"discovery finding F-{item.payload.get('finding', '?')}, {when}"
+    if item.kind == "task_update":
+        task = f"task #{item.payload.get('matter_id', '?')} {item.payload.get('task', '')!r}"
+        return f"{task} reported {item.payload.get('update', 'news')}, {when}"
+    if item.payload.get("index"):
+        return f"memory index {item.payload['index']!r}, {when}"
+    return when
 
 
 async def _model_usage(services: Services, tz: tzinfo, now: datetime) -> list[DayUsage]:

@@ -1,0 +1,133 @@
+"""A finding's delivery and feedback as they happen in the running service (webhook, the
+real sender against the Feishu stand-in, scripted model; both databases): queued while its
+message waits, delivered once Feishu has it; the owner's reply to that message and a
+reaction on it are its feedback, an unrelated DM message is not; a reaction starts no turn
+and a redelivered one is stored once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+
+from bot.channels.ingest import INBOX_TOPIC
+from bot.discovery.delivery import collect_feedback, settle_deliveries
+from bot.llm.scripted import ScriptedProvider
+from storage.models import Finding, FindingFeedback, InboxItem, MessageReaction
+from storage.repos import conversations, inbox
+from storage.repos import discovery as repo
+from storage.types import utcnow
+from tests.assistant.support import bot_world, quiet, replies, say
+from tests.assistant.support import sleep as sleep_step
+from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
+from tests.waiting import wait_until
+
+send = ScriptedProvider.tool_call
+HEADS_UP = "Heads-up: Li promised you the budget report by Friday."
+
+
+async def queue_a_finding(w: FeishuWorld) -> int:
+    """A finding as Judgement leaves it: stored and queued in the owner's Bot inbox."""
+    db, now = w.app.services.db, utcnow()
+    async with db.write() as s:
+        dm = await conversations.find_dm(s, "feishu", OWNER)
+        assert dm is not None
+        round_ = await repo.open_round(s, "asked for with /discovery run", {}, now)
+        round_.phase, round_.findings, round_.finished_at = "done", 1, now
+        finding = await repo.add_finding(
+            s, Finding(round_id=round_.id, ordinal=1, text="Li promised the budget report",
+                       refs=["rec-1"], status=repo.QUEUED, created_at=now),
+        )  # fmt: skip
+        await inbox.append(
+            s, kind="finding", payload={"text": f"F-{finding.id}: Li promised", "finding":
+                                        finding.id},
+            conversation_id=dm.id, dedupe_key=repo.finding_item_key(finding.id), created_at=now,
+        )  # fmt: skip
+    await w.app.services.notifier.notify(INBOX_TOPIC)
+    return finding.id
+
+
+async def finding(w: FeishuWorld, finding_id: int) -> Finding:
+    async with w.app.services.db.read() as s:
+        row = await s.get(Finding, finding_id)
+    assert row is not None
+    return row
+
+
+def reaction(
+    w: FeishuWorld, message_id: str, event_id: str, emoji: str = "THUMBSUP"
+) -> dict[str, Any]:
+    """`im.message.reaction.created_v1` as Feishu pushes it (schema 2.0)."""
+    return w.events.event_of_type(
+        "im.message.reaction.created_v1",
+        {
+            "message_id": message_id,
+            "reaction_type": {"emoji_type": emoji},
+            "operator_type": "user",
+            "user_id": {"open_id": OWNER, "union_id": "on_owner", "user_id": "owner"},
+            "app_id": w.events.app_id,
+            "action_time": str(int(utcnow().timestamp() * 1000)),
+        },
+        event_id=event_id,
+    )
+
+
+async def test_a_finding_is_delivered_when_sent_and_replies_and_reactions_to_it_are_feedback(
+    make_world: WorldFactory,
+) -> None:
+    model = ScriptedProvider(
+        [send("send_user", {"text": "Hello."}), sleep_step,
+         send("send_user", {"text": HEADS_UP}), sleep_step,
+         send("send_user", {"text": "No idea."}), sleep_step,
+         send("send_user", {"text": "Noted."}), sleep_step]
+    )  # fmt: skip
+    async with bot_world(make_world, model) as w:
+        db = w.app.services.db
+        await say(w, "hi")
+        await replies(w, 1)
+        release, arrived = w.fake.hold_next("/open-apis/im/v1/messages", method="POST")
+        finding_id = await queue_a_finding(w)
+        await wait_until(arrived.wait, what="the heads-up at Feishu, held")
+
+        async def turn_over() -> bool:
+            async with db.read() as s:
+                item = await s.scalar(
+                    select(InboxItem).where(InboxItem.dedupe_key == f"finding:{finding_id}")
+                )
+            return item is not None and item.delivered_at is not None
+
+        await wait_until(turn_over, what="the Bot's turn over the finding ended")
+        assert await settle_deliveries(db) == 0
+        assert (await finding(w, finding_id)).status == "queued"  # its message waits
+
+        release.set()
+        [_, heads_up] = [m for m in await replies(w, 2) if m]
+        assert heads_up.startswith(HEADS_UP)
+        sent = w.fake.sent[1]
+        assert await settle_deliveries(db) == 1
+        told = await finding(w, finding_id)
+        assert told.status == "delivered" and told.message_id == sent.message_id
+        assert told.delivered_at is not None
+
+        await say(w, "what's for lunch?")  # not about the finding
+        await replies(w, 3)
+        await say(w, "I knew that already", parent_id=sent.message_id, root_id=sent.message_id)
+        await replies(w, 4)
+        for _ in range(2):  # Feishu delivers an un-acked event again: stored once
+            status, body = await w.events.post(reaction(w, sent.message_id, "ev_reaction_1"))
+            assert status == 200, body
+        inbox_before = await w.count(InboxItem)
+        await quiet(w)
+        assert len(w.fake.sent) == 4 and await w.count(InboxItem) == inbox_before  # no turn
+        assert await w.count(MessageReaction) == 1
+
+        assert await collect_feedback(db, OWNER, ("feishu",), utcnow()) == 2
+        assert await collect_feedback(db, OWNER, ("feishu",), utcnow()) == 0  # once
+        async with db.read() as s:
+            feedback = (await s.scalars(select(FindingFeedback).order_by("id"))).all()
+            total = await s.scalar(select(func.count(FindingFeedback.id)))
+        assert total == 2
+        assert [(f.finding_id, f.kind, f.text) for f in feedback] == [
+            (finding_id, "reply", "I knew that already"),
+            (finding_id, "reaction", "THUMBSUP"),
+        ]
