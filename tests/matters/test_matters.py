@@ -381,3 +381,4 @@ async def test_the_agent_may_be_rejected_any_number_of_times_and_goes_on_with_th
     assert model.calls["review"] == 3
     assert matter is not None and matter.last_error is None and matter.revision == 1
     assert matter.waiting_for == "the release build at 18:00"
+    assert matter.rejection_count == 2  # counted, each without a new revision
