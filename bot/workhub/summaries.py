@@ -42,6 +42,7 @@ from storage.types import utcnow
 log = logging.getLogger(__name__)
 
 TOPIC = "summaries"
+PURPOSE = "session_summary"  # the model calls' purpose
 MAX_EVENTS = 40
 DIGEST_KINDS = ("user", "assistant", "status")  # what a summary (and a digest) is made from
 BATCH = 200
@@ -197,5 +198,5 @@ class SummaryWorker(Worker):
                 + quote_data("new events", body)
             ),
         ]
-        completion = await self.model.complete(prompt, purpose="session_summary")
+        completion = await self.model.complete(prompt, purpose=PURPOSE)
         return " ".join((completion.text or "").split())[:SUMMARY_CHARS]
