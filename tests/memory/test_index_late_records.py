@@ -109,6 +109,7 @@ async def test_a_record_id_that_never_comes_is_passed_over_after_the_gap_timeout
     assert await w.worker.run_once()
     index = await w.index()
     assert index.covered_cursor == 0 and index.range_end is None
+    assert index.status == "updating"  # records wait: not "no changes"
     assert index.pending_count == 1 and not model.requests  # nothing to read yet: no model call
     assert index.next_check_at is not None  # checked again when the gap may be passed over
 

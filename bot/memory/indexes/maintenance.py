@@ -124,6 +124,7 @@ class IndexMaintenanceWorker(Worker):
                 row.next_check_at = now + _interval(index)
                 return None
             if end <= index.covered_cursor:  # only records above an id still in flight
+                row.status = "updating"  # records are pending: never "no changes"
                 row.next_check_at = now + timedelta(seconds=self.gap_timeout)
                 return None
             row.status, row.range_end, row.range_done = "updating", end, None
