@@ -39,9 +39,7 @@ async def sessions_by_activity(
     return list((await tx.scalars(stmt)).all())
 
 
-async def archive_quiet(
-    tx: AsyncSession, states: Sequence[str], quiet_since: datetime
-) -> int:
+async def archive_quiet(tx: AsyncSession, states: Sequence[str], quiet_since: datetime) -> int:
     """Archive the task Sessions in one of `states` with no activity since `quiet_since`
     (they stop being routing candidates); how many."""
     activity = func.coalesce(Session.last_message_at, Session.status_updated_at, Session.created_at)

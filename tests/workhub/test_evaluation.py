@@ -23,8 +23,7 @@ def session(sid: str, name: str, summary: str, texts: list[str], **kw: Any) -> d
         "last_message_at": (NOW - timedelta(hours=1)).isoformat(),
         "summary": summary,
         "messages": [
-            {"role": "user", "text": t, "at": (NOW - timedelta(hours=2)).isoformat()}
-            for t in texts
+            {"role": "user", "text": t, "at": (NOW - timedelta(hours=2)).isoformat()} for t in texts
         ],
         **kw,
     }
