@@ -162,6 +162,8 @@ class Settings(BaseSettings):
 
     matters_concurrency: int = Field(default=8, ge=1, le=64)
     matter_turn_timeout: float = Field(default=600.0, gt=0, description="seconds")
+    # A done or cancelled task quiet this long is archived: no longer a routing candidate.
+    task_archive_after: float = Field(default=30 * 86_400.0, gt=0, description="seconds")
 
     # Memory indexes (bot/memory/indexes/): how often each is checked for new records by
     # default, and how long one indexing turn may take.
@@ -266,6 +268,10 @@ class Settings(BaseSettings):
     @property
     def max_event_age(self) -> timedelta:
         return timedelta(seconds=self.feishu_max_event_age)
+
+    @property
+    def task_archive_age(self) -> timedelta:
+        return timedelta(seconds=self.task_archive_after)
 
     @property
     def tz(self) -> ZoneInfo:

@@ -142,7 +142,15 @@ def create_app(
                 host.add(TimerWorker(services.timers, host.instance_id))
                 host.add(SessionIndexWorker(db, session_index, host.instance_id))
                 if model is not None:
-                    host.add(SummaryWorker(db, model, search, host.instance_id))
+                    host.add(
+                        SummaryWorker(
+                            db,
+                            model,
+                            search,
+                            host.instance_id,
+                            archive_after=settings.task_archive_age,
+                        )
+                    )
             _add_core_checks(services)
             for component in components:
                 await component.start(services)

@@ -175,6 +175,7 @@ class Session(Base):
     name: Mapped[str] = mapped_column(String(256))
     workspace: Mapped[str | None] = mapped_column(String(256))
     role: Mapped[str | None] = mapped_column(String(32))
+    # a task Session: its Matter's status as storage.repos.matters.SESSION_STATE says it
     state: Mapped[str] = mapped_column(String(32), default="active")
     is_archived: Mapped[bool] = mapped_column(Boolean, default=False)
     subagent_parent: Mapped[int | None] = mapped_column(ForeignKey("sessions.id"))

@@ -69,6 +69,12 @@ def _show(ctx: CommandContext, m: Matter) -> str:
         f"Task #{m.id} — {m.status}, revision {m.revision}, {m.run_count} turns",
         f"objective: {m.objective}",
     ]
+    for amendment in m.amendments[-3:]:
+        lines.append(f"amended: {str(amendment.get('text', ''))[:200]}")
+    if len(m.amendments) > 3:
+        lines.append(f"({len(m.amendments)} amendments in all)")
+    if m.rejection_count:
+        lines.append(f"reviewer rejections: {m.rejection_count}")
     if m.state_text:
         lines.append(f"state: {m.state_text}")
     if m.next_wake_at:

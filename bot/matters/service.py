@@ -73,16 +73,15 @@ class MatterService:
                 return SettleOutcome(earlier.outcome["status"], earlier.outcome["revision"], True)
             matter = await tx.get(Matter, matter_id, with_for_update=True)
             assert matter is not None
-            unread = [
-                i
-                for i in await matters.unread_items(tx, matter.session_id)
-                if i.id not in read_item_ids
-            ]
+            pending = await matters.unread_items(tx, matter.session_id)
+            unread = [i for i in pending if i.id not in read_item_ids]
             check(
                 request, revision=matter.revision, status=matter.status, unread=len(unread), now=now
             )
+            read = [i for i in pending if i.id in read_item_ids]
+            await matters.record_amendments(tx, matter, read, now)
             await inbox.mark_delivered(tx, read_item_ids, op, now)
-            self._apply(matter, request, now)
+            await self._apply(tx, matter, request, now)
             await self._schedule_wake(tx, matter)
             outcome = SettleOutcome(matter.status, matter.revision)
             await operations.claim(
@@ -117,9 +116,10 @@ class MatterService:
         return outcome
 
     @staticmethod
-    def _apply(matter: Matter, request: SettleRequest, now: datetime) -> None:
+    async def _apply(
+        tx: AsyncSession, matter: Matter, request: SettleRequest, now: datetime
+    ) -> None:
         matter.revision += 1
-        matter.updated_at = now
         matter.last_error = None
         record = {
             "at": now.isoformat(),
@@ -130,14 +130,16 @@ class MatterService:
         matter.work_record = [*matter.work_record, record][-WORK_RECORD_KEEP:]
         if request.disposition is Disposition.WAIT:
             wakes = sorted(w.astimezone(UTC) for w in request.wakes)
-            matter.status, matter.waiting_for = WAITING, request.waiting_for
+            await matters.set_status(tx, matter, WAITING, now)
+            matter.waiting_for = request.waiting_for
             matter.wakes = [w.isoformat() for w in wakes]
             matter.next_wake_at = wakes[0]
         elif request.disposition is Disposition.COMPLETE:
-            matter.status, matter.wakes, matter.next_wake_at = COMPLETED, [], None
-            matter.waiting_for = None
+            await matters.set_status(tx, matter, COMPLETED, now)
+            matter.wakes, matter.next_wake_at, matter.waiting_for = [], None, None
         else:
-            matter.status, matter.waiting_for = ACTIVE, None
+            await matters.set_status(tx, matter, ACTIVE, now)
+            matter.waiting_for = None
 
     @staticmethod
     async def _schedule_wake(tx: AsyncSession, matter: Matter) -> None:
@@ -151,6 +153,16 @@ class MatterService:
             )
         else:
             await timers.cancel(tx, wake_key(matter.id))
+
+    async def record_rejection(self, matter_id: int) -> int:
+        """The reviewer rejected a settle (the agent works on its feedback): counted, with no
+        new revision, so the agent's next settle still expects the one it read. The count."""
+        async with self.db.write() as tx:
+            matter = await tx.get(Matter, matter_id, with_for_update=True)
+            assert matter is not None
+            matter.rejection_count += 1
+            matter.updated_at = utcnow()
+            return matter.rejection_count
 
     async def checkpoint(self, matter_id: int, state_text: str) -> int:
         async with self.db.write() as tx:
@@ -167,10 +179,10 @@ class MatterService:
             matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is None or matter.status in (COMPLETED, CANCELLED):
                 return False
-            matter.status, matter.running_since = PAUSED, None
+            await matters.set_status(tx, matter, PAUSED, utcnow())
+            matter.running_since = None
             matter.lease_owner = matter.lease_expires_at = None
             matter.last_error = error
-            matter.updated_at = utcnow()
             await timers.cancel(tx, wake_key(matter.id))
             if report and error:
                 notify = await self._report_in(
@@ -189,7 +201,8 @@ class MatterService:
             matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is None or matter.status != PAUSED:
                 return False
-            matter.status, matter.last_error, matter.updated_at = ACTIVE, None, utcnow()
+            await matters.set_status(tx, matter, ACTIVE, utcnow())
+            matter.last_error = None
         await self.notifier.notify(TOPIC)
         return True
 
@@ -198,8 +211,8 @@ class MatterService:
             matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is None or matter.status in (COMPLETED, CANCELLED):
                 return False
-            matter.status, matter.wakes, matter.next_wake_at = CANCELLED, [], None
-            matter.updated_at = utcnow()
+            await matters.set_status(tx, matter, CANCELLED, utcnow())
+            matter.wakes, matter.next_wake_at = [], None
             await timers.cancel(tx, wake_key(matter.id))
         return True
 
@@ -240,4 +253,4 @@ async def wake_matter(tx: AsyncSession, timer: Timer) -> None:
     """Timer handler (runs in the firing transaction): a due wake makes the Matter active."""
     matter = await tx.get(Matter, int(timer.payload["matter_id"]), with_for_update=True)
     if matter is not None and matter.status == WAITING:
-        matter.status, matter.updated_at = ACTIVE, utcnow()
+        await matters.set_status(tx, matter, ACTIVE, utcnow())

@@ -185,6 +185,7 @@ async def _reviewed(
             "(events_read) and settle again"
         )
     if not verdict.approved:
+        await ctx.matters.record_rejection(ctx.matter_id)
         raise ToolError(f"rejected by the reviewer: {verdict.feedback}")
 
 

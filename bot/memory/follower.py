@@ -9,8 +9,9 @@ the Host backs off and retries the same rows.
 
 An id can appear late (PostgreSQL hands out ids before commit, and transactions commit in any
 order) or never (a conflicting insert or a rollback consumes one): the checkpoint stops before
-such a gap until the missing id shows up or `GAP_TIMEOUT` passes, so a late row is still
-handled and a permanent gap does not hold the checkpoint back for ever. After a restart the
+such a gap until the missing id shows up or `GAP_TIMEOUT` passes (`storage.seq_gaps`, the
+rule memory index coverage follows too), so a late row is still handled and a permanent gap
+does not hold the checkpoint back for ever. After a restart the
 follower starts again from the checkpoint: rows between it and what was handled before are
 handled twice, which is harmless for an index keyed by document id.
 
@@ -32,9 +33,9 @@ from bot.host.workers import Worker
 from storage.db import Database
 from storage.repos import leases
 from storage.repos import sources as source_rows
+from storage.seq_gaps import GAP_TIMEOUT, SeqGaps, missing_between
 from storage.types import utcnow
 
-GAP_TIMEOUT = 60.0  # seconds a missing id may take to show up before it is passed over
 # Seconds between two batches while rows keep coming one by one. Each batch costs an index
 # commit (a segment written and the searcher reloaded) and a checkpoint write whatever its
 # size: under a steady stream of messages a follower committed one or two rows at a time,
@@ -68,12 +69,12 @@ class Follower(Worker, Generic[Row]):
         pace: float = PACE,
     ) -> None:
         self.db, self.owner = db, owner
-        self.batch, self.gap_timeout, self.lease, self.clock = batch, gap_timeout, lease, clock
+        self.batch, self.lease, self.clock = batch, lease, clock
         self.pace = pace
         self._behind = False  # the last batch was full: more is waiting
         self.checkpoint: int | None = None  # every id <= this is handled (or passed over)
         self.seen_to = 0  # the highest id handled by this process
-        self.gaps: dict[tuple[int, int], float] = {}  # missing ids (inclusive) -> first noticed
+        self.gaps = SeqGaps(gap_timeout)  # ids missing below seen_to
         self._lease_until: datetime | None = None
 
     # ---- what a subclass says --------------------------------------------------------------
@@ -106,7 +107,7 @@ class Follower(Worker, Generic[Row]):
         if rows:
             await self._handle(rows)
             ids = [self.id_of(r) for r in rows]
-            self._note_gaps(self.seen_to, ids)
+            self.gaps.add(missing_between(self.seen_to, ids), self.clock())
             self.seen_to = ids[-1]
             did = True
         self._behind = len(rows) >= self.batch
@@ -134,7 +135,7 @@ class Follower(Worker, Generic[Row]):
             self._lease_until = now + self.lease
             if self.checkpoint is None:
                 self.checkpoint = await self._load_checkpoint(tx)
-                self.seen_to, self.gaps = self.checkpoint, {}
+                self.seen_to, self.gaps = self.checkpoint, SeqGaps(self.gaps.timeout)
         return True
 
     async def _load_checkpoint(self, tx: AsyncSession) -> int:
@@ -151,42 +152,20 @@ class Follower(Worker, Generic[Row]):
         return int((row.synced_cursor or {}).get("seq", 0))
 
     async def _fill_gaps(self) -> bool:
-        if not self.gaps:
+        if not self.gaps.noticed:
             return False
         async with self.db.read() as tx:
-            late = await self.read_between(tx, list(self.gaps), self.batch)
+            late = await self.read_between(tx, self.gaps.ranges, self.batch)
         if not late:
             return False
         await self._handle(late)
-        found = {self.id_of(r) for r in late}
-        for (first, last), noticed in list(self.gaps.items()):
-            inside = sorted(i for i in found if first <= i <= last)
-            if not inside:
-                continue
-            del self.gaps[(first, last)]
-            start = first
-            for seq in inside:
-                if start < seq:
-                    self.gaps[(start, seq - 1)] = noticed
-                start = seq + 1
-            if start <= last:
-                self.gaps[(start, last)] = noticed
+        self.gaps.found(self.id_of(r) for r in late)
         return True
 
-    def _note_gaps(self, after: int, ids: list[int]) -> None:
-        now = self.clock()
-        expected = after + 1
-        for seq in ids:
-            if seq > expected:
-                self.gaps[(expected, seq - 1)] = now
-            expected = seq + 1
-
     async def _advance(self) -> None:
-        now = self.clock()
-        for gap, noticed in list(self.gaps.items()):
-            if now - noticed >= self.gap_timeout:
-                del self.gaps[gap]  # a conflict or a rollback used it: nothing will come
-        checkpoint = min(first for first, _ in self.gaps) - 1 if self.gaps else self.seen_to
+        self.gaps.expire(self.clock())
+        checkpoint = self.gaps.horizon(self.seen_to)
+        self.gaps.forget_through(checkpoint)
         if checkpoint == self.checkpoint:
             return
         async with self.db.write() as tx:

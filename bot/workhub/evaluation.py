@@ -7,14 +7,17 @@
   runs: `tasks_candidates` gives the Bot this set and Recall's proposal)
 
 What is the product's code: the candidate set is assembled by `workhub.service.assemble`
-(evidence, the 32, refs) and routed by `Recall.propose`, exactly as `tasks_candidates` does.
-What is not: the Sessions come from the snapshot instead of the database, and each
-snapshot's messages go into a fresh embedded search index (the same tokenizer and backend).
+(evidence, the 32, refs) and routed by `Recall.propose`, exactly as `tasks_candidates` does;
+the summaries (and the Session digests the `session_document` evidence searches) are made
+by a real `SummaryWorker` run over each snapshot's completed turns (`eval_summaries.py`).
+What is not: the Sessions come from the snapshot instead of the database, the summarizing
+model answers with the dataset's summaries, and each snapshot's messages go into a fresh
+embedded search index (the same tokenizer and backend).
 
 Figures: latency covers assembling the set (with its search) and routing (a model call
 included); `bytes_read` is the log text the evidence search returned; `model_input_chars`
 is what the router is given (for the model router, its whole prompt); `summary_calls` is
-the refreshes the 1, 2, 4, 8 … schedule makes for the sessions' completion counts; model
+the model calls the SummaryWorker made for the sessions' completed turns; model
 fallbacks (the reference router answering for a failed model) are counted apart and never
 scored as the model's decisions.
 """
@@ -35,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.config import EvidenceStrategy, RecallMode
 from bot.memory.search import SearchService
 from bot.workhub.candidates import CandidateSet, SessionMeta
+from bot.workhub.eval_summaries import SessionHistory, summarize
 from bot.workhub.evidence import Searcher
 from bot.workhub.recall import Recall
 from bot.workhub.router import Decision, Outcome
@@ -154,19 +158,22 @@ async def evaluate(
 ) -> dict[str, Any]:
     recall = recall or Recall(RecallMode.REFERENCE, None, UTC)
     reports = {v: VariantReport() for v in VARIANTS}
-    for snapshot in dataset.snapshots.values():
-        calls = sum(refresh_points(s.completions) for s in snapshot.sessions)
-        for variant in VARIANTS[1:]:
-            reports[variant].summary_calls += calls
     per_case: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="maka-eval-") as tmp:
         for snap_id, snapshot in dataset.snapshots.items():
             search = SearchService(EmbeddedSearchIndex(Path(tmp) / snap_id))
             try:
                 await _index_snapshot(search, snapshot)
+                workdir = Path(tmp) / f"{snap_id}-summaries"
+                workdir.mkdir()
+                made = await summarize(histories(snapshot), search, workdir)
+                for variant in VARIANTS[1:]:
+                    reports[variant].summary_calls += made.calls
                 for case in (c for c in dataset.cases if c.snapshot == snap_id):
                     per_case.append(
-                        await _run_case(case, snapshot, search, reports, strategy, recall)
+                        await _run_case(
+                            case, snapshot, made.summaries, search, reports, strategy, recall
+                        )
                     )
             finally:
                 await search.close()
@@ -188,6 +195,19 @@ async def _index_snapshot(search: SearchService, snapshot: _Snapshot) -> None:
     ]
     if docs and not await search.upsert(docs):
         raise RuntimeError("could not index the snapshot's messages")
+
+
+def histories(snapshot: _Snapshot) -> list[SessionHistory]:
+    return [
+        SessionHistory(
+            id=s.id,
+            name=s.name,
+            summary=s.summary,
+            completions=s.completions,
+            messages=[(m.role, m.text, m.at) for m in s.messages],
+        )
+        for s in snapshot.sessions
+    ]
 
 
 def session_metas(snapshot: _Snapshot) -> list[SessionMeta]:
@@ -212,13 +232,13 @@ def session_metas(snapshot: _Snapshot) -> list[SessionMeta]:
 async def _run_case(
     case: _Case,
     snapshot: _Snapshot,
+    summaries_all: dict[str, str],
     search: SearchService,
     reports: dict[str, VariantReport],
     strategy: EvidenceStrategy,
     recall: Recall,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"id": case.id, "expect": case.expect.model_dump(mode="json")}
-    summaries_all = {s.id: s.summary for s in snapshot.sessions if s.summary}
     metas = session_metas(snapshot)
     for variant in VARIANTS:
         reader = _CountingSearcher(search)
@@ -256,11 +276,6 @@ async def _run_case(
             "reason": decision.reason,
         }
     return result
-
-
-def refresh_points(completions: int) -> int:
-    """How many of 1, 2, 4, 8 … a Session reached: the summary refreshes it was given."""
-    return completions.bit_length()
 
 
 class _CountingSearcher:

@@ -8,6 +8,9 @@ summary from the previous summary plus bounded new events since `covered_seq`, a
 it unless a newer generation got there first. Nothing here touches the Session header, so
 activity times never move, and the result that triggered the count is never delayed.
 
+The worker also archives, once an hour, the task Sessions that finished (done or cancelled)
+and stayed quiet longer than `MAKA_TASK_ARCHIVE_AFTER`: they leave the candidate sets.
+
 Each stored summary also becomes the Session's digest in the search index (the
 SESSION_DOCUMENT evidence strategy); `maka search rebuild` writes them all again from the
 stored summaries (`rebuild_digests`).
@@ -16,6 +19,8 @@ stored summaries (`rebuild_digests`).
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -30,12 +35,14 @@ from bot.workhub.evidence import session_digest
 from storage.db import Database
 from storage.models import Matter, Session
 from storage.repos import sessions, workhub
+from storage.repos.matters import FINISHED_STATES
 from storage.search.tokenizer import query_units, tokenize
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 
 TOPIC = "summaries"
+PURPOSE = "session_summary"  # the model calls' purpose
 MAX_EVENTS = 40
 DIGEST_KINDS = ("user", "assistant", "status")  # what a summary (and a digest) is made from
 BATCH = 200
@@ -43,6 +50,8 @@ EVENT_CHARS = 400
 SUMMARY_CHARS = 600
 LEASE = timedelta(minutes=5)
 RETRY_AFTER = timedelta(minutes=5)
+ARCHIVE_AFTER = timedelta(days=30)  # MAKA_TASK_ARCHIVE_AFTER's default
+ARCHIVE_EVERY = 3600.0  # seconds between two archiving steps
 
 INSTRUCTIONS = (
     "Write a coarse summary of this task Session for routing: what it is about, key names, "
@@ -106,11 +115,22 @@ class SummaryWorker(Worker):
     topics = (TOPIC,)
 
     def __init__(
-        self, db: Database, model: ModelClient, search: SearchService, instance_id: str
+        self,
+        db: Database,
+        model: ModelClient,
+        search: SearchService,
+        instance_id: str,
+        *,
+        archive_after: timedelta = ARCHIVE_AFTER,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.db, self.model, self.search, self.owner = db, model, search, instance_id
+        self.archive_after, self.clock = archive_after, clock
+        self._next_archive = clock()  # the first cycle archives
 
     async def run_once(self) -> bool:
+        if self.clock() >= self._next_archive:
+            await self.archive()
         async with self.db.read() as tx:
             if not await workhub.has_refresh(tx, utcnow()):
                 return False
@@ -156,6 +176,17 @@ class SummaryWorker(Worker):
             )
         return True
 
+    async def archive(self) -> int:
+        """Archive finished tasks quiet longer than `archive_after`; how many."""
+        self._next_archive = self.clock() + ARCHIVE_EVERY
+        async with self.db.write() as tx:
+            archived = await workhub.archive_quiet(
+                tx, FINISHED_STATES, utcnow() - self.archive_after
+            )
+        if archived:
+            log.info("archived %d finished task Session(s)", archived)
+        return archived
+
     async def _summarize(self, name: str, objective: str, previous: str, texts: list[str]) -> str:
         body = "\n".join(f"- {t[:EVENT_CHARS]}" for t in texts)
         prompt = [
@@ -167,5 +198,5 @@ class SummaryWorker(Worker):
                 + quote_data("new events", body)
             ),
         ]
-        completion = await self.model.complete(prompt, purpose="session_summary")
+        completion = await self.model.complete(prompt, purpose=PURPOSE)
         return " ".join((completion.text or "").split())[:SUMMARY_CHARS]

@@ -50,11 +50,13 @@ def _result(result: GateResult, done: str) -> str:
 
 
 async def tasks_candidates(ctx: TurnContext) -> str:
-    """List the ongoing tasks the user's latest message may belong to: the 32 most recent,
-    with name, state, last activity, a short summary and search evidence for the user's
-    words (a weak hint, not proof), and `recall`: a proposal (existing + ref, new, or
-    clarify) with its reason. You decide; when in doubt ask the user. Use the returned
-    candidate_set_id and a candidate's ref with tasks_delegate or tasks_status."""
+    """List the tasks the user's latest message may belong to: the 32 most recent, with
+    name, state (active, waiting, blocked, done, cancelled: a done task takes a follow-up
+    and works again, a cancelled one does not), last activity, a short summary and search
+    evidence for the user's words (a weak hint, not proof), and `recall`: a proposal
+    (existing + ref, new, or clarify) with its reason. You decide; when in doubt ask the
+    user. Use the returned candidate_set_id and a candidate's ref with tasks_delegate or
+    tasks_status."""
     latest = latest_message(ctx)
     request = _text_of(latest) if latest else ""
     cset, decision = await _hub(ctx).recall(await requester_of(ctx), request)

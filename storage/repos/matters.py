@@ -1,14 +1,15 @@
-"""Matters: adopting delegated Sessions, claiming runnable ones, recording settles."""
+"""Matters: adopting delegated Sessions, claiming runnable ones, recording settles, and the
+one way a Matter's status changes (`set_status`), which the task Session's `state` follows."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, exists, or_, select
+from sqlalchemy import ColumnElement, and_, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import claim, probe
-from storage.models import InboxItem, Matter
+from storage.models import InboxItem, Matter, Session
 from storage.repos._upsert import insert_for
 
 ACTIVE, WAITING, PAUSED, COMPLETED, CANCELLED = (
@@ -18,6 +19,29 @@ ACTIVE, WAITING, PAUSED, COMPLETED, CANCELLED = (
     "completed",
     "cancelled",
 )
+
+# The task Session's `state` as its Matter's status says it: what routing shows the model
+# (and hashes into the candidate set), so a finished task reads as done, not as active.
+SESSION_STATE = {
+    ACTIVE: "active",
+    WAITING: "waiting",
+    PAUSED: "blocked",  # stopped by an error or a person until resumed
+    COMPLETED: "done",
+    CANCELLED: "cancelled",
+}
+FINISHED_STATES = ("done", "cancelled")  # may be archived once quiet long enough
+
+
+async def set_status(tx: AsyncSession, matter: Matter, status: str, now: datetime) -> None:
+    """Change a Matter's status, and its Session's state with it (a state change is a status
+    update of the Session: `status_updated_at` moves; an unchanged state moves nothing)."""
+    matter.status, matter.updated_at = status, now
+    state = SESSION_STATE[status]
+    await tx.execute(
+        update(Session)
+        .where(Session.id == matter.session_id, Session.state != state)
+        .values(state=state, status_updated_at=now)
+    )
 
 
 def _unread_for_session() -> ColumnElement[bool]:
@@ -100,6 +124,37 @@ async def adopt(tx: AsyncSession, session_id: int, now: datetime) -> Matter | No
     )
     new_id = (await tx.execute(stmt)).scalar_one_or_none()
     return await tx.get(Matter, new_id) if new_id is not None else None
+
+
+AMENDMENTS_KEEP = 50  # the newest amendments a Matter keeps (the full text stays in the inbox)
+
+
+async def record_amendments(
+    tx: AsyncSession, matter: Matter, read: list[InboxItem], now: datetime
+) -> int:
+    """Input handed to a Matter after the request that became its objective is an amendment
+    (a change, an addition, a follow-up); the ones a settled turn read are added, once each.
+    How many were new."""
+    first = await tx.scalar(
+        select(InboxItem.id)
+        .where(InboxItem.session_id == matter.session_id)
+        .order_by(InboxItem.id)
+        .limit(1)
+    )
+    known = {a.get("item_id") for a in matter.amendments}
+    new = [
+        {
+            "item_id": item.id,
+            "at": item.created_at.isoformat(),
+            "read_at": now.isoformat(),
+            "text": str(item.payload.get("request") or item.payload.get("text") or ""),
+        }
+        for item in read
+        if item.id != first and item.id not in known
+    ]
+    if new:
+        matter.amendments = [*matter.amendments, *new][-AMENDMENTS_KEEP:]
+    return len(new)
 
 
 async def unread_items(tx: AsyncSession, session_id: int) -> list[InboxItem]:

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from storage.claims import NOW, claim, probe
 from storage.models import IndexEntry, MemoryIndex, Session, SourceRecord
 from storage.repos._upsert import insert_for
+from storage.seq_gaps import Range, missing_ranges
 
 INDEXER = "indexer"  # the role of an index's own Session
 
@@ -110,6 +111,16 @@ async def backlog(tx: AsyncSession, scopes: Sequence[str] | None, after: int) ->
         )
     ).one()
     return Backlog(int(count or 0), int(last or after))
+
+
+async def missing_seqs(
+    tx: AsyncSession, after: int, upto: int, *, young_since: datetime
+) -> list[Range]:
+    """Record ids in (`after`, `upto`] with no record yet that may still appear, whatever
+    its scope: a record of any scope may fill one."""
+    return await missing_ranges(
+        tx, SourceRecord.id, SourceRecord.created_at, after, upto, young_since=young_since
+    )
 
 
 async def records_in_range(

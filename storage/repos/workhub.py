@@ -39,6 +39,24 @@ async def sessions_by_activity(
     return list((await tx.scalars(stmt)).all())
 
 
+async def archive_quiet(tx: AsyncSession, states: Sequence[str], quiet_since: datetime) -> int:
+    """Archive the task Sessions in one of `states` with no activity since `quiet_since`
+    (they stop being routing candidates); how many."""
+    activity = func.coalesce(Session.last_message_at, Session.status_updated_at, Session.created_at)
+    result = await tx.execute(
+        update(Session)
+        .where(
+            Session.is_archived.is_(False),
+            Session.role.is_(None),
+            Session.state.in_(list(states)),
+            activity < quiet_since,
+        )
+        .values(is_archived=True)
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 async def summaries_for(tx: AsyncSession, ids: Sequence[int]) -> dict[int, str]:
     rows = await tx.execute(
         select(SessionSummary.session_id, SessionSummary.text).where(

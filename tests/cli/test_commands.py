@@ -72,7 +72,12 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("variable", "value"), [("MAKA_HTTP_PORT", "eighty"), ("MAKA_LOG_LEVEL", "LOUD")]
+    ("variable", "value"),
+    [
+        ("MAKA_HTTP_PORT", "eighty"),
+        ("MAKA_LOG_LEVEL", "LOUD"),
+        ("MAKA_TASK_ARCHIVE_AFTER", "a month"),
+    ],
 )
 async def test_a_wrong_setting_stops_start_up_with_one_line(
     tmp_path: Path, variable: str, value: str

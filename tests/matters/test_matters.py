@@ -233,7 +233,8 @@ async def test_matters_commands_steer_a_task_for_its_owner_and_refuse_others(
                     session_id=session_id,
                     requested_by=OWNER,
                     objective="watch the deploy",
-                    amendments=[],
+                    amendments=[{"item_id": 0, "text": "and the canary too"}],
+                    rejection_count=2,
                     wakes=[],
                     work_record=[],
                     status="active",
@@ -256,6 +257,8 @@ async def test_matters_commands_steer_a_task_for_its_owner_and_refuse_others(
     assert f"#{matter.id} active: watch the deploy" in answers[0]
     assert answers[1] == f"Task #{matter.id}: paused."
     assert "— paused" in answers[2]
+    assert "amended: and the canary too" in answers[2]
+    assert "reviewer rejections: 2" in answers[2]
     assert answers[3] == f"Task #{matter.id}: resumed."
     assert answers[4].startswith("Usage: /matters")
     # the owner's task does not exist as far as a group can tell
@@ -381,3 +384,4 @@ async def test_the_agent_may_be_rejected_any_number_of_times_and_goes_on_with_th
     assert model.calls["review"] == 3
     assert matter is not None and matter.last_error is None and matter.revision == 1
     assert matter.waiting_for == "the release build at 18:00"
+    assert matter.rejection_count == 2  # counted, each without a new revision

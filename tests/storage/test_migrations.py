@@ -152,3 +152,36 @@ async def test_conversations_point_at_the_coordination_sessions_made_before(
         assert pointers == {ids[0]: ids[2], ids[1]: None}
     finally:
         await db.dispose()
+
+
+async def test_task_sessions_take_the_state_of_their_matter(empty_database_url: str) -> None:
+    """0020: a task Session's state follows its Matter's status; rows made before (all
+    'active') get the state their Matter says, and one without a Matter keeps its own."""
+    db = create_database(empty_database_url)
+    statuses = ("active", "waiting", "paused", "completed", "cancelled")
+    try:
+        await migrate(db, "0017")
+        async with db.write() as s:
+            tasks = [
+                Session(name=status, state="active", labels=[], is_archived=False)
+                for status in (*statuses, "no matter")
+            ]
+            s.add_all(tasks)
+            await s.flush()
+            s.add_all(
+                Matter(session_id=task.id, objective=task.name, status=task.name)
+                for task in tasks[: len(statuses)]
+            )
+        await migrate(db)
+        async with db.read() as s:
+            states = dict((await s.execute(select(Session.name, Session.state))).all())
+        assert states == {
+            "active": "active",
+            "waiting": "waiting",
+            "paused": "blocked",
+            "completed": "done",
+            "cancelled": "cancelled",
+            "no matter": "active",
+        }
+    finally:
+        await db.dispose()

@@ -7,6 +7,10 @@ Each cycle claims one due index (`storage/claims.py`) and either checks it or or
 - a range (covered, end] is open (fixed when it was found): one indexing turn works it from
   where the last one stopped. `complete` moves coverage to the range's end; `partial` keeps
   the range and records how far it got; a failure keeps both and shows the error.
+A range never reaches past a record id that is missing but may still appear (a transaction
+that took it has not committed yet, on PostgreSQL): it ends before the gap, and the check
+comes back when the gap fills or is passed over (`storage.seq_gaps`, the rule the search
+followers keep), so a record that commits late is still covered.
 Killed mid-turn, nothing moved: the next cycle redoes the batch, and entries, keyed and
 revision-checked, are not doubled. Notices (ready, failed) go to the owner's Bot inbox.
 """
@@ -14,6 +18,8 @@ revision-checked, are not doubled. Notices (ready, failed) go to the owner's Bot
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, tzinfo
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -27,6 +33,7 @@ from storage.db import Database
 from storage.models import MemoryIndex
 from storage.repos import memory_indexes as repo
 from storage.repos import sessions
+from storage.seq_gaps import GAP_TIMEOUT, SeqGaps
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -45,9 +52,13 @@ class IndexMaintenanceWorker(Worker):
         *,
         owner: str,
         tz: tzinfo,
+        gap_timeout: float = GAP_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.db, self.service, self.turn, self.owner, self.tz = db, service, turn, owner, tz
         self.lease = timedelta(seconds=turn.timeout + 60)
+        self.gap_timeout, self.clock = gap_timeout, clock
+        self.gaps: dict[int, SeqGaps] = {}  # per index: record ids missing above its coverage
 
     async def run_once(self) -> bool:
         now = utcnow()
@@ -88,10 +99,21 @@ class IndexMaintenanceWorker(Worker):
         try:
             async with self.db.read() as tx:
                 backlog = await repo.backlog(tx, index.scopes, index.covered_cursor)
+                missing = (
+                    await repo.missing_seqs(
+                        tx,
+                        index.covered_cursor,
+                        backlog.last_seq,
+                        young_since=now - timedelta(seconds=self.gap_timeout),
+                    )
+                    if backlog.count
+                    else []
+                )
         except (SQLAlchemyError, OSError) as exc:
             log.warning("checking index %s failed: %s", index.id, exc)
             await self._fail(index, "check_failed", f"checking for new records failed: {exc}")
             return None
+        end = self._settled_end(index, missing, backlog.last_seq)
         async with self.db.write() as tx:
             row = await tx.get(MemoryIndex, index.id)
             assert row is not None
@@ -101,8 +123,21 @@ class IndexMaintenanceWorker(Worker):
                 row.status = "no_changes_at_last_check"
                 row.next_check_at = now + _interval(index)
                 return None
-            row.status, row.range_end, row.range_done = "updating", backlog.last_seq, None
-        return backlog.last_seq
+            if end <= index.covered_cursor:  # only records above an id still in flight
+                row.status = "updating"  # records are pending: never "no changes"
+                row.next_check_at = now + timedelta(seconds=self.gap_timeout)
+                return None
+            row.status, row.range_end, row.range_done = "updating", end, None
+        return end
+
+    def _settled_end(self, index: MemoryIndex, missing: list[tuple[int, int]], last: int) -> int:
+        """How far a range may reach: before the first missing id that may still appear."""
+        gaps = self.gaps.setdefault(index.id, SeqGaps(self.gap_timeout))
+        now = self.clock()
+        gaps.forget_through(index.covered_cursor)
+        gaps.observe(missing, now)
+        gaps.expire(now)
+        return gaps.horizon(last)
 
     async def _settle(
         self, index: MemoryIndex, start: int, end: int, outcome: TurnOutcome, session_id: int
