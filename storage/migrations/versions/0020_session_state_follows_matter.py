@@ -6,7 +6,7 @@ waiting, blocked (paused), done (completed), cancelled. Existing rows get the st
 Matter says; Sessions without a Matter stay as they are.
 
 Revision ID: 0020
-Revises: 0017
+Revises: 0019
 Create Date: 2026-12-05 12:40:00
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0020"
-down_revision: str | None = "0017"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
