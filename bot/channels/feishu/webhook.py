@@ -17,9 +17,10 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from prometheus_client import Counter
 
-from bot.channels.feishu.envelope import EnvelopeOpener, Malformed, Unauthorized
+from bot.channels.feishu.envelope import EnvelopeOpener, Unauthorized
 from bot.channels.feishu.normalize import MESSAGE_EVENT, NotAMessage, normalize
 from bot.channels.ingest import Ingest
+from bot.web.json_body import UnusableJson
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,7 @@ def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Respons
 
 def reason(exc: BaseException) -> str:
     """An exception in one short line: its own text for ours, with its type for the rest."""
-    text = str(exc) if isinstance(exc, Malformed | NotAMessage) else f"{type(exc).__name__}: {exc}"
+    ours = isinstance(exc, UnusableJson | NotAMessage)  # Malformed is UnusableJson too
+    text = str(exc) if ours else f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
