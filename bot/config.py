@@ -12,6 +12,7 @@ from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, get_args
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -91,6 +92,42 @@ def parse_quiet_hours(text: str) -> tuple[int, int] | None:
     return start, end
 
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _ip_network(text: Any) -> Any:
+    """`10.0.0.5` or `10.0.0.0/8` (host bits may be set: `10.1.2.3/8` is 10.0.0.0/8)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not an IP address or network (write e.g. 10.0.0.0/8,127.0.0.1)"
+        ) from None
+
+
+def public_origin(url: str) -> str:
+    """`https://bot.example.com/` → `https://bot.example.com`: the origin a browser sends
+    from pages under that address. Only a scheme, a host and a port are allowed."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"expected an http:// or https:// URL such as https://bot.example.com, got {url!r}"
+        )
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        raise ValueError(
+            f"only scheme, host and port, the address the pages are served at, got {url!r}"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"a bad port in {url!r}") from None
+    default = {"http": 80, "https": 443}[parts.scheme]
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
 def _split_csv(value: Any) -> Any:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
@@ -144,6 +181,10 @@ class Settings(BaseSettings):
     # The login of the admin pages, /console and /status (needed off loopback).
     admin_token: SecretStr | None = None
     console_token: SecretStr | None = None  # MAKA_ADMIN_TOKEN's earlier name, still read
+    # Behind a TLS-terminating reverse proxy: the address people open (its https makes the
+    # login cookie Secure), and the proxies whose X-Forwarded-For/-Proto/-Host are believed.
+    public_url: str | None = None
+    trusted_proxies: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)
 
     owner: str | None = None
     open_dms: bool = False  # let anyone in the tenant use the assistant in a DM
@@ -187,6 +228,18 @@ class Settings(BaseSettings):
     @classmethod
     def _admins_csv(cls, value: Any) -> Any:
         return _split_csv(value)
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxies_csv(cls, value: Any) -> Any:
+        return [_ip_network(part) for part in _split_csv(value)]
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return public_origin(value)
 
     @field_validator("email_mailboxes", mode="before")
     @classmethod

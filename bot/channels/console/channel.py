@@ -20,7 +20,7 @@ from bot.channels.console.sender import ConsoleSender
 from bot.channels.messages import InboundMessage
 from bot.channels.services import ChannelServices
 from bot.config import Settings
-from bot.web.guard import COOKIE, AdminGuard
+from bot.web.guard import AdminGuard
 from bot.web.json_body import bad_request, read_json_object
 from storage.models import InboundEvent
 from storage.repos import conversations, outbox
@@ -95,17 +95,18 @@ class ConsoleChannel:
         body = await _read(request, Login)
         if not self.guard.needs_login:
             return web.json_response({"ok": True, "login": "not needed"})
-        if not self.guard.token_matches(body.token):
+        try:
+            matches = self.guard.token_matches(request, body.token)
+        except web.HTTPTooManyRequests as refused:
+            return web.json_response(
+                {"error": refused.text},
+                status=refused.status,
+                headers={"Retry-After": refused.headers["Retry-After"]},
+            )
+        if not matches:
             return web.json_response({"error": "wrong token"}, status=401)
         response = web.json_response({"ok": True})
-        response.set_cookie(
-            COOKIE,
-            self.guard.login_cookie(),
-            path="/console",
-            httponly=True,
-            samesite="Strict",
-            secure=request.secure,
-        )
+        self.guard.set_login_cookie(request, response, path="/console")
         return response
 
     async def _post(self, request: web.Request) -> web.Response:
