@@ -88,8 +88,8 @@ class AdminGuard:
     def token_matches(self, request: web.Request, given: str) -> bool:
         """Whether `given` is the admin token, compared in constant time; HTTP 429 instead
         while this client (or everyone) has tried too many wrong ones."""
-        if self._token is None:
-            return False
+        if self._token is None or not given:
+            return False  # an empty form is no guess
         limits = request.app[LOGIN_LIMITS]
         client = self.origins.seen(request).client
         limits.refuse_if_waiting(client)
