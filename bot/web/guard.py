@@ -78,7 +78,7 @@ class AdminGuard:
         if self._token is None:
             return
         cookie = request.cookies.get(COOKIE, "")
-        if cookie and hmac.compare_digest(cookie.encode(), cookie_value(self._token).encode()):
+        if cookie and hmac.compare_digest(_bytes(cookie), cookie_value(self._token).encode()):
             return
         bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         if bearer and self.token_matches(request, bearer):
@@ -119,5 +119,6 @@ class AdminGuard:
 
 
 def _bytes(value: str) -> bytes:
-    # A form or header may carry what is no UTF-8 (a lone surrogate): compared, never refused.
+    # A header, cookie or form may carry what is no UTF-8 (aiohttp keeps such bytes as lone
+    # surrogates): compared as they came, never a UnicodeEncodeError.
     return value.encode("utf-8", "surrogatepass")

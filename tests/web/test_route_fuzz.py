@@ -78,6 +78,7 @@ HEADERS: list[dict[str, str]] = [
     {"Authorization": "Basic Zm9vOmJhcg=="},
     {"Cookie": f"{COOKIE}=%00; {COOKIE}=\\; x=\u00ff"},
     {**LOGGED_IN, "X-Forwarded-For": "::::, 999.1.1.1", "X-Forwarded-Proto": "gopher"},
+    {**LOGGED_IN, "X-Forwarded-For": ",,,", "X-Forwarded-Host": "", "Origin": "https://"},
     {**LOGGED_IN, "Host": "[::1"},
     {**LOGGED_IN, "Host": "evil.example"},
 ]
@@ -85,6 +86,10 @@ RAW_REQUESTS = [  # what no well-behaved client sends: aiohttp's parser answers 
     b"GET /status\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
     b"GET /status HTTP/1.1\r\nHost: \xff\xfe\r\n\r\n",
     b"GET /console/api/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: maka_admin=\xff\x00\r\n\r\n",
+    b"GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: maka_admin=\xff\xfe\r\n\r\n",
+    b"GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \xff\xfe\r\n\r\n",
+    b"GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: \xff, [::1\r\n"
+    b"X-Forwarded-Proto: \xff\r\nX-Forwarded-Host: \xfe\r\nOrigin: \xff\r\n\r\n",
     b"POST /console/api/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n",
     b"POST /console/api/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 9"
     + b"9" * 30
@@ -100,12 +105,14 @@ RAW_REQUESTS = [  # what no well-behaved client sends: aiohttp's parser answers 
 async def full_app(
     tmp_path: Path, database_url: str, fake: FeishuFake
 ) -> AsyncIterator[RunningApp]:
-    """Every route on: the console beside a Feishu app in webhook mode, with a token."""
+    """Every route on: the console beside a Feishu app in webhook mode, with a token, behind
+    a trusted proxy (this test's requests come from it: its X-Forwarded-* are read)."""
     app_id, app_secret = fake.new_app()
     settings = make_settings(
         tmp_path, database_url, console=True, admin_token=TOKEN, owner=OWNER,
         feishu_app_id=app_id, feishu_app_secret=app_secret, feishu_encrypt_key=ENCRYPT_KEY,
         feishu_verification_token=VERIFICATION_TOKEN, feishu_domain=fake.url,
+        trusted_proxies="127.0.0.0/8", public_url="https://maka.example.com",
     )  # fmt: skip
     async with running_app(settings, bot=EchoComponent()) as app:
         limits = app.app[LOGIN_LIMITS]  # every body reaches the code past the login limit
