@@ -7,11 +7,17 @@ the documented 503 (tests/web/test_database_down.py) on the routes that need the
 from __future__ import annotations
 
 import asyncio
+import json
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bot.web.guard import COOKIE, cookie_value
 from bot.web.login_limits import LOGIN_LIMITS
@@ -218,3 +224,64 @@ async def test_with_the_database_stopped_the_only_5xx_is_the_documented_503(
 
 def _path(answer: tuple[int, str, str]) -> str:
     return answer[2].split()[0].split("?")[0]
+
+
+UNSTORABLE_CHARS = st.sampled_from(["\x00", "\ud800", "\udfff", "\ufffd", "é", "\u2028"])
+TEXT = st.text(alphabet=st.one_of(st.characters(), UNSTORABLE_CHARS), max_size=40)
+KEYS = st.one_of(st.sampled_from(["text", "chat", "mention", "as", "token", "type"]), TEXT)
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), TEXT),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+NEAR_VALID = st.fixed_dictionaries(  # a console message, with what may be wrong in it
+    {"text": TEXT},
+    optional={
+        "chat": st.sampled_from(["dm", "group", "", "DM"]),
+        "as": st.sampled_from(["owner", "admin", "member", "ou_someone"]),
+        "mention": st.one_of(st.booleans(), TEXT),
+    },
+)
+BODY = st.one_of(
+    st.binary(max_size=300),
+    NEAR_VALID.map(lambda v: json.dumps(v, ensure_ascii=True).encode()),
+    JSON_VALUES.map(lambda v: json.dumps(v, ensure_ascii=True).encode()),  # \u0000, \ud800
+    st.dictionaries(KEYS, JSON_VALUES, max_size=5).map(
+        lambda v: json.dumps(v, ensure_ascii=True).encode()
+    ),
+)
+
+
+async def test_generated_bodies_and_content_types_are_never_a_5xx(
+    tmp_path: Path, database_url: str, fake: FeishuFake
+) -> None:
+    async with full_app(tmp_path, database_url, fake) as app:
+        urls = sorted(f"{app.url}{path}" for method, path in routes_of(app) if method == "POST")
+        statuses: list[int] = []
+
+        @settings(
+            max_examples=120,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture],
+        )
+        @given(
+            url=st.sampled_from(urls),
+            body=BODY,
+            content_type=st.sampled_from(CONTENT_TYPES),
+            logged_in=st.booleans(),
+        )
+        def post(url: str, body: bytes, content_type: str, logged_in: bool) -> None:
+            headers: dict[str, Any] = {"Content-Type": content_type}
+            if logged_in:
+                headers.update(LOGGED_IN)
+            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=30) as resp:
+                    status = int(resp.status)
+            except urllib.error.HTTPError as err:
+                status = err.code
+            statuses.append(status)
+            assert status < 500, (url, body[:200], content_type)
+
+        await asyncio.to_thread(post)  # the app answers on this loop meanwhile
+        assert len(statuses) >= 100 and 400 in statuses
