@@ -12,13 +12,13 @@ from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, get_args
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
+from bot.addresses import IPNetwork, ip_network, public_origin
 from storage.urls import DatabaseUrlError, masked_database_url, normalize_database_url
 
 
@@ -90,42 +90,6 @@ def parse_quiet_hours(text: str) -> tuple[int, int] | None:
     if not (0 <= start <= 23 and 0 <= end <= 23) or start == end:
         raise ValueError(f"{text!r}: two different hours from 0 to 23, e.g. 22-8")
     return start, end
-
-
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-def _ip_network(text: Any) -> Any:
-    """`10.0.0.5` or `10.0.0.0/8` (host bits may be set: `10.1.2.3/8` is 10.0.0.0/8)."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return ipaddress.ip_network(text, strict=False)
-    except ValueError:
-        raise ValueError(
-            f"{text!r} is not an IP address or network (write e.g. 10.0.0.0/8,127.0.0.1)"
-        ) from None
-
-
-def public_origin(url: str) -> str:
-    """`https://bot.example.com/` → `https://bot.example.com`: the origin a browser sends
-    from pages under that address. Only a scheme, a host and a port are allowed."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(
-            f"expected an http:// or https:// URL such as https://bot.example.com, got {url!r}"
-        )
-    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
-        raise ValueError(
-            f"only scheme, host and port, the address the pages are served at, got {url!r}"
-        )
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"a bad port in {url!r}") from None
-    default = {"http": 80, "https": 443}[parts.scheme]
-    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
-    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
 
 
 def _split_csv(value: Any) -> Any:
@@ -232,7 +196,7 @@ class Settings(BaseSettings):
     @field_validator("trusted_proxies", mode="before")
     @classmethod
     def _proxies_csv(cls, value: Any) -> Any:
-        return [_ip_network(part) for part in _split_csv(value)]
+        return [ip_network(part) for part in _split_csv(value)]
 
     @field_validator("public_url")
     @classmethod
