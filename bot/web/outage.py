@@ -55,7 +55,7 @@ def answer_outages(database: DatabaseOf, *, deadline: float | None = None) -> Mi
             problem = await database_problem(database()) or _lost_connection(exc)
             if problem is None and not isinstance(exc, TimeoutError):
                 raise  # the database answers: a bug of ours, logged by aiohttp as a 500
-            title = UNREACHABLE if problem else f"no answer within {limit:.0f} s"
+            title = UNREACHABLE if problem else f"no answer within {limit:g} s"
             detail = problem or "the request took too long"
             log.warning("%s %s answered 503, %s: %s", request.method, request.path, title, detail)
             return unavailable(request, title, detail)
@@ -79,7 +79,7 @@ async def database_problem(db: Database | None) -> str | None:
         async with asyncio.timeout(PING_DEADLINE):
             await db.ping()
     except TimeoutError:
-        return f"no answer to a ping within {PING_DEADLINE:.0f} s"
+        return f"no answer to a ping within {PING_DEADLINE:g} s"
     except Exception as exc:
         return describe_error(exc, db.url)
     return None

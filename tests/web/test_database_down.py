@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import Role
 from bot.web import outage
 from tests.apps import RunningApp, make_settings, running_app
 from tests.echo_responder import EchoComponent
@@ -57,16 +58,36 @@ async def test_with_the_database_down_each_page_answers_503_saying_so_and_recove
         assert status == 503 and '"database"' in body
         assert (await _status(app, "GET", "/healthz"))[0] == 200  # alive, only not ready
 
-        await switch.start()  # back, on the same port
+        await switch.start()  # back, on the same port: the pool's connections are dead
+        seen: list[int] = []
 
         async def answers_again() -> bool:
-            return (await _status(app, "GET", "/status", headers=BROWSER))[0] == 200
+            seen.append((await _status(app, "GET", "/status", headers=BROWSER))[0])
+            return seen[-1] == 200
 
         await wait_until(answers_again, what="the status page answering once the database is back")
+        assert set(seen) <= {503, 200}, seen  # a lost connection is the outage, not a 500
         assert (await _status(app, "GET", "/status.json", headers=ADMIN))[0] == 200
         status, _ = await _status(app, "POST", "/console/api/messages", headers=ADMIN,
                                   json={"text": "back"})  # fmt: skip
         assert status == 200
+
+
+async def test_a_restart_between_two_requests_is_a_503_at_most_never_a_500(
+    tmp_path: Path, switch_and_url: tuple[DatabaseSwitch, str]
+) -> None:
+    """The pool still holds connections to the server that went away; the first request
+    after it is back fails on one of them while a ping (on a new one) succeeds: that is the
+    outage too. (The web role: no workers to use up the dead connections first.)"""
+    switch, url = switch_and_url
+    settings = make_settings(tmp_path, url, admin_token=TOKEN)
+    async with running_app(settings, Role.WEB, bot=EchoComponent()) as app:
+        assert (await _status(app, "GET", "/status.json", headers=ADMIN))[0] == 200
+        await switch.stop()
+        await switch.start()
+        first, body = await _status(app, "GET", "/status.json", headers=ADMIN)
+        assert first in (200, 503), body
+        assert (await _status(app, "GET", "/status.json", headers=ADMIN))[0] == 200
 
 
 async def test_a_database_that_never_answers_is_a_503_within_the_deadline(
