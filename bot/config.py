@@ -18,6 +18,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
+from bot.addresses import IPNetwork, ip_network, public_origin
 from storage.urls import DatabaseUrlError, masked_database_url, normalize_database_url
 
 
@@ -144,6 +145,10 @@ class Settings(BaseSettings):
     # The login of the admin pages, /console and /status (needed off loopback).
     admin_token: SecretStr | None = None
     console_token: SecretStr | None = None  # MAKA_ADMIN_TOKEN's earlier name, still read
+    # Behind a TLS-terminating reverse proxy: the address people open (its https makes the
+    # login cookie Secure), and the proxies whose X-Forwarded-For/-Proto/-Host are believed.
+    public_url: str | None = None
+    trusted_proxies: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)
 
     owner: str | None = None
     open_dms: bool = False  # let anyone in the tenant use the assistant in a DM
@@ -189,6 +194,18 @@ class Settings(BaseSettings):
     @classmethod
     def _admins_csv(cls, value: Any) -> Any:
         return _split_csv(value)
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxies_csv(cls, value: Any) -> Any:
+        return [ip_network(part) for part in _split_csv(value)]
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return public_origin(value)
 
     @field_validator("email_mailboxes", mode="before")
     @classmethod

@@ -27,6 +27,8 @@ from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer, SessionIndexWorker
 from bot.services import Services
 from bot.web.health import ReadinessCheck, add_health_routes
+from bot.web.login_limits import LOGIN_LIMITS, LoginLimits
+from bot.web.outage import answer_outages
 from bot.workhub.recall import Recall
 from bot.workhub.service import WorkHub
 from bot.workhub.summaries import SummaryWorker
@@ -88,6 +90,8 @@ def create_app(
     """`bot` replaces the Bot (channel tests use a stand-in); `model_provider` replaces the
     configured model (tests use a scripted one)."""
     app = web.Application()
+    app.middlewares.append(answer_outages(lambda: app[SERVICES].db if SERVICES in app else None))
+    app[LOGIN_LIMITS] = LoginLimits()  # one limit for every admin login (bot/web/guard.py)
     checks: dict[str, ReadinessCheck] = {}
     add_health_routes(app, checks)
     components = components_for(settings, role, bot) + list(extra or [])

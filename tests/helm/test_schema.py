@@ -95,6 +95,10 @@ BAD: dict[str, tuple[Obj, str]] = {
         "/topology",
     ),
     "an unknown log level": ({"settings": {"logLevel": "VERBOSE"}}, "/settings/logLevel"),
+    "a public URL with a path": (
+        {"settings": {"publicUrl": "https://maka.example.com/status"}},
+        "/settings/publicUrl",
+    ),
     "a resource quantity that is no quantity": (
         {"all": {"resources": {"limits": {"memory": "lots"}}}},
         "/all/resources/limits/memory",

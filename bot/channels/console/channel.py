@@ -20,7 +20,8 @@ from bot.channels.console.sender import ConsoleSender
 from bot.channels.messages import InboundMessage
 from bot.channels.services import ChannelServices
 from bot.config import Settings
-from bot.web.guard import COOKIE, AdminGuard
+from bot.web.guard import AdminGuard
+from bot.web.json_body import bad_request, read_json_object
 from storage.models import InboundEvent
 from storage.repos import conversations, outbox
 from storage.types import utcnow
@@ -94,17 +95,18 @@ class ConsoleChannel:
         body = await _read(request, Login)
         if not self.guard.needs_login:
             return web.json_response({"ok": True, "login": "not needed"})
-        if not self.guard.token_matches(body.token):
+        try:
+            matches = self.guard.token_matches(request, body.token)
+        except web.HTTPTooManyRequests as refused:
+            return web.json_response(
+                {"error": refused.text},
+                status=refused.status,
+                headers={"Retry-After": refused.headers["Retry-After"]},
+            )
+        if not matches:
             return web.json_response({"error": "wrong token"}, status=401)
         response = web.json_response({"ok": True})
-        response.set_cookie(
-            COOKIE,
-            self.guard.login_cookie(),
-            path="/console",
-            httponly=True,
-            samesite="Strict",
-            secure=request.secure,
-        )
+        self.guard.set_login_cookie(request, response, path="/console")
         return response
 
     async def _post(self, request: web.Request) -> web.Response:
@@ -192,18 +194,19 @@ _CSP = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline
 
 
 async def _read(request: web.Request, model: type[M]) -> M:
+    """The body through the one bounded JSON reader (bot/web/json_body.py: nesting, numbers,
+    NUL and lone surrogates, size), then the model; each refusal a 400 with one JSON line."""
+    data = await read_json_object(request)
     try:
-        return model.model_validate(await request.json())
-    except (ValueError, ValidationError) as exc:
-        raise web.HTTPBadRequest(text=_brief_error(exc), content_type="text/plain") from None
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise bad_request(_brief_error(exc)) from None
 
 
-def _brief_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
-        )
-    return "the body is not JSON"
+def _brief_error(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+    )
 
 
 def _reply_text(content_type: str, content: dict[str, Any]) -> str:

@@ -6,9 +6,8 @@ signature in variable time, does not check the timestamp's age at all (so a capt
 could be replayed forever), and answers every problem with HTTP 500, which makes Feishu retry
 for hours.
 
-JSON is read with limits (`parse_json_object`): a body nested deeper than any event, a number
-no float holds, or a string the database cannot store (a NUL, a lone surrogate) is Malformed
-here, before anything tries to store it, and never a RecursionError.
+JSON is read with the limits of bot/web/json_body.py (nesting, numbers, NUL and lone
+surrogates): what it refuses is Malformed here too, before anything tries to store it.
 """
 
 from __future__ import annotations
@@ -17,28 +16,22 @@ import base64
 import binascii
 import hashlib
 import hmac
-import json
-import math
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from bot.web.json_body import UnusableJson, parse_json_object
 from sources.feishu.sdk import AESCipher
 
 MAX_TIMESTAMP_SKEW = 300  # seconds; older (or far-future) signed requests are replays
-MAX_DEPTH = 64  # events nest about 6 deep; far deeper is an attack, not an event
-MAX_NUMBER_LENGTH = 400  # characters of one JSON number; Feishu's have a few dozen at most
-# What PostgreSQL cannot store in text or jsonb: NUL, and (in UTF-8) lone surrogates.
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class Unauthorized(Exception):
     """HTTP 401: forged, replayed or unauthenticated."""
 
 
-class Malformed(Exception):
-    """HTTP 400: not a Feishu event at all."""
+class Malformed(UnusableJson):
+    """HTTP 400: not a Feishu event at all (UnusableJson: not even JSON one can keep)."""
 
 
 @dataclass(frozen=True)
@@ -139,53 +132,3 @@ class EnvelopeOpener:
 def _bytes(value: str) -> bytes:
     # Headers arrive as str; a non-UTF-8 byte comes back as a surrogate, not an exception.
     return value.encode("utf-8", "surrogateescape")
-
-
-def parse_json_object(raw: bytes | str) -> dict[str, Any]:
-    """A JSON object that can be stored as it is; Malformed otherwise."""
-    try:
-        value = json.loads(raw, parse_int=_int, parse_float=_float, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise Malformed(f"body is nested deeper than {MAX_DEPTH}") from None
-    except (ValueError, UnicodeDecodeError):
-        raise Malformed("body is not JSON") from None
-    if not isinstance(value, dict):
-        raise Malformed("body is not a JSON object")
-    _check_storable(value)
-    return value
-
-
-def _check_storable(value: dict[str, Any]) -> None:
-    """Depth and strings, walked without recursion (the nesting is the attacker's choice)."""
-    todo: list[tuple[Any, int]] = [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, str):
-            if UNSTORABLE.search(item):
-                raise Malformed("body holds a NUL or a lone surrogate")
-            continue
-        if not isinstance(item, dict | list):
-            continue
-        if depth > MAX_DEPTH:
-            raise Malformed(f"body is nested deeper than {MAX_DEPTH}")
-        if isinstance(item, dict):
-            todo.extend((key, depth) for key in item)
-            item = item.values()
-        todo.extend((child, depth + 1) for child in item)
-
-
-def _int(text: str) -> int:
-    if len(text) > MAX_NUMBER_LENGTH:
-        raise Malformed(f"a number of {len(text)} digits")
-    return int(text)
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if len(text) > MAX_NUMBER_LENGTH or not math.isfinite(value):
-        raise Malformed(f"a number out of range: {text[:40]}")
-    return value
-
-
-def _refuse_constant(name: str) -> Any:
-    raise Malformed(f"{name} is not a JSON number")

@@ -19,8 +19,8 @@ import reprlib
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.channels.feishu.envelope import UNSTORABLE
 from bot.channels.messages import InboundMessage, Mention
+from bot.web.json_body import UNSTORABLE
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,12 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import Counter
 
-from bot.channels.feishu.envelope import EnvelopeOpener, Malformed, Unauthorized
+from bot.channels.feishu.envelope import EnvelopeOpener, Unauthorized
 from bot.channels.feishu.normalize import MESSAGE_EVENT, NotAMessage, normalize
 from bot.channels.feishu.reaction_event import REACTION_EVENT, NotAReaction, normalize_reaction
 from bot.channels.ingest import Ingest
 from bot.channels.reactions import store_reaction
+from bot.web.json_body import UnusableJson
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,8 @@ def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Respons
 
 def reason(exc: BaseException) -> str:
     """An exception in one short line: its own text for ours, with its type for the rest."""
-    ours = Malformed | NotAMessage | NotAReaction
-    text = str(exc) if isinstance(exc, ours) else f"{type(exc).__name__}: {exc}"
+    # Malformed is UnusableJson too
+    ours = isinstance(exc, UnusableJson | NotAMessage | NotAReaction)
+    text = str(exc) if ours else f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"

@@ -28,12 +28,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.channels.feishu.envelope import Envelope, parse_json_object
+from bot.channels.feishu.envelope import Envelope
 from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
 from bot.channels.feishu.reaction_event import REACTION_EVENT, normalize_reaction
 from bot.channels.feishu.webhook import reason
 from bot.channels.ingest import Ingest
 from bot.channels.reactions import store_reaction
+from bot.web.json_body import parse_json_object
 from sources.feishu.sdk import LogLevel, long_connection
 from storage.types import utcnow
 

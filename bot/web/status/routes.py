@@ -8,7 +8,7 @@ from aiohttp import web
 
 from bot.config import Settings
 from bot.services import Services
-from bot.web.guard import COOKIE, AdminGuard
+from bot.web.guard import AdminGuard
 from bot.web.status.page import login_page, render
 from bot.web.status.report import build_report
 
@@ -70,20 +70,37 @@ class StatusPage:
             raise web.HTTPForbidden(text=NO_TOKEN)
         self.guard.check_host(request)
         self.guard.check_same_origin(request)
-        form = await request.post()
-        token = str(form.get("token", ""))
+        token = await _form_token(request)
         if not self.guard.needs_login:
             raise web.HTTPSeeOther("/status")
-        if not self.guard.token_matches(token):
+        try:
+            matches = self.guard.token_matches(request, token)
+        except web.HTTPTooManyRequests as refused:
+            page = login_page(f"{(refused.text or '').capitalize()}.")
+            return _html(
+                page, status=refused.status, headers={"Retry-After": refused.headers["Retry-After"]}
+            )
+        if not matches:
             return _html(login_page("That is not the admin token."), status=401)
         response = web.HTTPSeeOther("/status")
-        response.set_cookie(COOKIE, self.guard.login_cookie(), httponly=True, samesite="Strict",
-                            secure=request.secure, path="/")  # fmt: skip
+        self.guard.set_login_cookie(request, response, path="/")
         raise response
 
 
-def _html(text: str, status: int = 200) -> web.Response:
+async def _form_token(request: web.Request) -> str:
+    """The login form's token; a body no form could send is a 400 (413 when too large)."""
+    try:
+        form = await request.post()
+    except web.HTTPException:
+        raise
+    except (ValueError, UnicodeDecodeError, AssertionError):
+        raise web.HTTPBadRequest(text="send the login form (token=...)") from None
+    token = form.get("token", "")
+    return token if isinstance(token, str) else ""
+
+
+def _html(text: str, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
         text=text, status=status, content_type="text/html",
-        headers={"Content-Security-Policy": CSP, "Cache-Control": "no-store"},
+        headers={**(headers or {}), "Content-Security-Policy": CSP, "Cache-Control": "no-store"},
     )  # fmt: skip

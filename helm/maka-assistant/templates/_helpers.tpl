@@ -121,6 +121,12 @@ MAKA_OPEN_DMS: {{ $v.settings.openDms | quote }}
 MAKA_TIMEZONE: {{ $v.settings.timezone | quote }}
 MAKA_SHUTDOWN_GRACE: {{ $v.settings.shutdownGrace | quote }}
 MAKA_LOG_LEVEL: {{ $v.settings.logLevel | quote }}
+{{- with $v.settings.publicUrl }}
+MAKA_PUBLIC_URL: {{ . | quote }}
+{{- end }}
+{{- with $v.settings.trustedProxies }}
+MAKA_TRUSTED_PROXIES: {{ join "," . | quote }}
+{{- end }}
 {{- range $key, $value := $v.settings.extra }}
 {{ $key }}: {{ $value | toString | quote }}
 {{- end }}

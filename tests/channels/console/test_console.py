@@ -181,3 +181,40 @@ def test_the_console_is_not_served_off_loopback_without_a_token(tmp_path: Path) 
         {"http_host": "localhost"},
     ):
         make_settings(tmp_path, "sqlite:///x.db", **fine)
+
+
+HOSTILE_BODIES = {  # each a raw body sent as application/json; what the 400 says
+    "nested 100,000 deep": ("[" * 100_000, "nested deeper than 64"),
+    "a NUL in the text": ('{"text": "a\\u0000b"}', "NUL or a lone surrogate"),
+    "a lone surrogate": ('{"text": "a\\ud800b"}', "NUL or a lone surrogate"),
+    "a NUL in a key": ('{"text": "hi", "a\\u0000": 1}', "NUL or a lone surrogate"),
+    "not UTF-8": (b'{"text": "\xff\xfe"}', "not JSON"),
+    "a number of 5000 digits": ('{"text": "hi", "n": ' + "9" * 5000 + "}", "5000 digits"),
+    "NaN": ('{"text": NaN}', "NaN is not a JSON number"),
+    "not an object": ('["text", "hi"]', "not a JSON object"),
+    "empty": ("", "not JSON"),
+}
+
+
+@pytest.mark.parametrize("route", ["messages", "login"])
+async def test_a_body_that_cannot_be_read_or_stored_is_a_400_with_one_json_line(
+    tmp_path: Path, database_url: str, route: str
+) -> None:
+    """The console reads JSON with the webhook's bounded reader: '[' * 100000 was a 500
+    (RecursionError), and "a\\u0000b" a 500 on PostgreSQL, which cannot store a NUL."""
+    settings = make_settings(tmp_path, database_url, admin_token="open-sesame-4711")
+    bearer = {"Authorization": "Bearer open-sesame-4711", "Content-Type": "application/json"}
+    async with running_app(settings, bot=EchoComponent()) as app:
+        for what, (body, why) in HOSTILE_BODIES.items():
+            async with app.http.post(
+                f"{app.url}/console/api/{route}", data=body, headers=bearer
+            ) as resp:
+                assert resp.status == 400, what
+                error = (await resp.json())["error"]
+            assert why in error and "\n" not in error, (what, error)
+        assert await _stored(app) == 0
+        async with app.http.post(
+            f"{app.url}/console/api/messages", json={"text": "still fine"}, headers=bearer
+        ) as resp:
+            assert resp.status == 200
+        assert await _stored(app) == 1

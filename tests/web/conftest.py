@@ -1,0 +1,1 @@
+from tests.feishu_world import fake  # noqa: F401  (fixture)
