@@ -74,7 +74,8 @@ class Role(StrEnum):
     ALL = "all"
 
 
-_QUIET = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
+# [0-9], not \d: \d matches any script's digits, and int() reads them
+_QUIET = re.compile(r"^\s*([0-9]{1,2})\s*-\s*([0-9]{1,2})\s*$")
 
 
 def parse_quiet_hours(text: str) -> tuple[int, int] | None:

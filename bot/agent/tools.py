@@ -54,7 +54,7 @@ class Tool(Generic[Ctx]):
 
 def tool_from_function(func: ToolFunc, name: str | None = None) -> Tool[Any]:
     signature = inspect.signature(func)
-    hints = get_type_hints(func)
+    hints = get_type_hints(func, include_extras=True)  # keeps Field bounds: bot/parsing.py
     parameters = list(signature.parameters.values())[1:]  # the first is the context
     fields: dict[str, Any] = {}
     for param in parameters:

@@ -1,0 +1,72 @@
+"""Poison arguments (issue #38): a number no column holds, a digit that only looks like one,
+a duration past any calendar. Each gets one line back, and the chat goes on: the next
+message in the same chat gets its ordinary answer (the old code failed the turn on such an
+argument, and the chat's inbox retried it for ever)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.assistant.turn import NO_MODEL_REPLY
+from bot.assistant.why import USAGE as WHY_USAGE
+from bot.discovery.commands import USAGE as DISCOVERY_USAGE
+from bot.matters.commands import USAGE as MATTERS_USAGE
+from tests.assistant.support import bot_world, replies, say, say_in_group
+from tests.feishu_world import FeishuWorld, WorldFactory
+
+HUGE = "99999999999999999999999"
+
+
+async def in_group(w: FeishuWorld, text: str) -> None:
+    await say_in_group(w, text, sender="ou_member")
+
+
+async def in_owner_dm(w: FeishuWorld, text: str) -> None:
+    await say(w, text)
+
+
+POISON = [
+    (in_group, f"/why {HUGE}", f"No message {HUGE} of mine here."),
+    (in_group, "/why ²", f"Usage: {WHY_USAGE} ('²' is not a number)"),
+    (in_group, "/why ٣", f"Usage: {WHY_USAGE} ('٣' is not a number)"),
+    (in_group, "/why 1_000", f"Usage: {WHY_USAGE} ('1_000' is not a number)"),
+    (in_group, f"/matters show {HUGE}", f"No task #{HUGE}."),
+    (in_group, f"/matters cancel {HUGE}", f"No task #{HUGE}."),
+    (in_group, "/matters show ²", f"Usage: {MATTERS_USAGE} ('²' is not a task number)"),
+    (
+        in_owner_dm,
+        "/discovery budget ²",
+        f"Usage: {DISCOVERY_USAGE} (budget ²: a whole number of tokens a day, e.g. 50000)",
+    ),
+    (
+        in_owner_dm,
+        f"/discovery budget {HUGE}",
+        f"Usage: {DISCOVERY_USAGE} (budget {HUGE}: at most 1000000000 tokens a day)",
+    ),
+    (
+        in_owner_dm,
+        "/discovery every 99999999999d",
+        f"Usage: {DISCOVERY_USAGE} (every 99999999999d: at most 7 days)",
+    ),
+    (
+        in_owner_dm,
+        "/discovery every ٣٠m",
+        f"Usage: {DISCOVERY_USAGE} (every ٣٠m: write a duration like 30m, 2h or 1d)",
+    ),
+    (
+        in_owner_dm,
+        "/discovery quiet ٢٢-٨",
+        f"Usage: {DISCOVERY_USAGE} ('٢٢-٨': write quiet hours as HH-HH, e.g. 22-8 (or off))",
+    ),
+]
+
+
+@pytest.mark.parametrize(("speak", "poison", "answer"), POISON, ids=[p[1] for p in POISON])
+async def test_a_poison_argument_gets_one_line_and_the_chat_goes_on(
+    make_world: WorldFactory, speak: object, poison: str, answer: str
+) -> None:
+    async with bot_world(make_world, provider=None) as w:
+        await speak(w, poison)  # type: ignore[operator]
+        assert await replies(w, 1) == [answer]
+        await speak(w, "hello again")  # type: ignore[operator]
+        assert await replies(w, 2) == [answer, NO_MODEL_REPLY]
