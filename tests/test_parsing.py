@@ -49,7 +49,7 @@ def test_a_whole_number_is_read_within_its_bounds() -> None:
     assert parse_whole(" 42 ", most=100) == 42
     assert parse_whole("007", most=7) == 7
     assert parse_whole("0", most=1) == 0
-    with pytest.raises(OutOfRange, match="^101: from 0 to 100$"):
+    with pytest.raises(OutOfRange, match=r"^101: from 0 to 100$"):
         parse_whole("101", most=100)
     with pytest.raises(OutOfRange, match="from 5 to 100"):
         parse_whole("4", least=5, most=100)
@@ -65,7 +65,7 @@ def test_an_id_no_row_can_have_is_absent_not_an_error() -> None:
     assert parse_id("99999999999999999999999") is None
     assert parse_id("0") is None
     assert parse_id(str(MAX_INT32 + 1), most=MAX_INT32) is None
-    with pytest.raises(NotANumber, match="^'x' is not a task number$"):
+    with pytest.raises(NotANumber, match=r"^'x' is not a task number$"):
         parse_id("x", what="a task number")
 
 

@@ -10,8 +10,12 @@ import pytest
 from bot.assistant.turn import NO_MODEL_REPLY
 from bot.assistant.why import USAGE as WHY_USAGE
 from bot.discovery.commands import USAGE as DISCOVERY_USAGE
+from bot.llm.scripted import PlannedReply, ScriptedProvider
+from bot.llm.types import Message
 from bot.matters.commands import USAGE as MATTERS_USAGE
-from tests.assistant.support import bot_world, replies, say, say_in_group
+from bot.memory.recall import NOT_VISIBLE
+from tests.assistant.support import bot_world, replies, say, say_in_group, send
+from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import FeishuWorld, WorldFactory
 
 HUGE = "99999999999999999999999"
@@ -70,3 +74,37 @@ async def test_a_poison_argument_gets_one_line_and_the_chat_goes_on(
         assert await replies(w, 1) == [answer]
         await speak(w, "hello again")  # type: ignore[operator]
         assert await replies(w, 2) == [answer, NO_MODEL_REPLY]
+
+
+def tool_result(messages: list[Message]) -> str:
+    return messages[-1].content or ""
+
+
+async def test_a_model_reading_a_ref_no_record_can_have_is_told_so_and_the_turn_ends(
+    make_world: WorldFactory,
+) -> None:
+    seen: list[str] = []
+
+    def answer_after_reading(messages: list[Message], _tools: object) -> PlannedReply:
+        seen.append(tool_result(messages))
+        return send("send_user", {"text": "I cannot find that message."})
+
+    provider = ScriptedProvider(
+        [
+            send("memory_original", {"ref": f"rec-{HUGE}"}),
+            answer_after_reading,
+            send("memory_original", {"ref": "rec-1", "offset": int(HUGE)}),
+            answer_after_reading,
+            sleep_step,
+            send("send_user", {"text": "hello"}),
+            sleep_step,
+        ]
+    )
+    async with bot_world(make_world, provider) as w:
+        await say(w, "show me that message")
+        assert await replies(w, 2) == ["I cannot find that message."] * 2
+        await say(w, "hi")
+        assert (await replies(w, 3))[2] == "hello"
+    assert f"error: {NOT_VISIBLE}" in seen[0]
+    assert "error: invalid arguments: offset: Input should be less than or equal to" in seen[1]
+    assert len(provider.requests) == 7  # each step once: no turn failed and was retried
