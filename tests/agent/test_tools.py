@@ -77,3 +77,14 @@ async def test_a_bounded_count_says_its_range_and_refuses_what_is_outside_it() -
     assert [o.error for o in outcomes] == [True, True, True, False]
     assert outcomes[0].output.startswith("error: invalid arguments: offset: Input should be less")
     assert seen == [4000]
+
+
+async def test_arguments_no_database_can_store_or_nested_past_parsing_go_back_as_errors() -> None:
+    log: list[str] = []
+    nul = await registry.run(log, ToolCall("c1", "remind", {"text": "a\x00b"}, ""))
+    surrogate = await registry.run(log, ToolCall.from_raw("c2", "remind", '{"text": "\\ud800"}'))
+    deep = await registry.run(log, ToolCall.from_raw("c3", "remind", "[" * 100_000))
+    assert nul.output.startswith("error: invalid arguments: text: holds a NUL or a lone surrogate")
+    assert surrogate.output.startswith("error: invalid arguments: text: holds a NUL")
+    assert deep.output == "error: arguments are not valid JSON: arguments are nested too deeply"
+    assert log == []

@@ -108,3 +108,27 @@ async def test_a_model_reading_a_ref_no_record_can_have_is_told_so_and_the_turn_
     assert f"error: {NOT_VISIBLE}" in seen[0]
     assert "error: invalid arguments: offset: Input should be less than or equal to" in seen[1]
     assert len(provider.requests) == 7  # each step once: no turn failed and was retried
+
+
+@pytest.mark.parametrize("unstorable", ["\x00", "\ud800"], ids=["NUL", "lone surrogate"])
+async def test_a_model_argument_no_database_can_store_is_told_so_and_the_turn_ends(
+    make_world: WorldFactory, unstorable: str
+) -> None:
+    seen: list[str] = []
+
+    def answer_after_the_error(messages: list[Message], _tools: object) -> PlannedReply:
+        seen.append(tool_result(messages))
+        return send("send_user", {"text": "Here it is."})
+
+    provider = ScriptedProvider(
+        [
+            send("send_user", {"text": f"Here{unstorable} it is."}),
+            answer_after_the_error,
+            sleep_step,
+        ]
+    )
+    async with bot_world(make_world, provider) as w:
+        await say(w, "say it")
+        assert await replies(w, 1) == ["Here it is."]
+    assert "error: invalid arguments: text: holds a NUL or a lone surrogate" in seen[0]
+    assert len(provider.requests) == 3

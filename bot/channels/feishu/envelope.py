@@ -19,18 +19,16 @@ import hashlib
 import hmac
 import json
 import math
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from sources.feishu.sdk import AESCipher
+from storage.types import UNSTORABLE
 
 MAX_TIMESTAMP_SKEW = 300  # seconds; older (or far-future) signed requests are replays
 MAX_DEPTH = 64  # events nest about 6 deep; far deeper is an attack, not an event
 MAX_NUMBER_LENGTH = 400  # characters of one JSON number; Feishu's have a few dozen at most
-# What PostgreSQL cannot store in text or jsonb: NUL, and (in UTF-8) lone surrogates.
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class Unauthorized(Exception):
