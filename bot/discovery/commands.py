@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from bot.config import parse_quiet_hours
+from bot.config import DISCOVERY_MAX_BUDGET, DISCOVERY_MAX_INTERVAL, parse_quiet_hours
 from bot.discovery.heartbeat import TOPIC
 from bot.discovery.status import discovery_status
-from bot.parsing import DAY, MINUTE, NotANumber, parse_duration, parse_whole
+from bot.parsing import MINUTE, NotANumber, parse_duration, parse_whole
 from bot.services import Services
 from storage.models import DiscoveryState
 from storage.repos import discovery as repo
@@ -18,8 +18,6 @@ from storage.types import utcnow
 
 USAGE = "/discovery on | off | every DURATION | quiet HH-HH|off | budget TOKENS | run | status"
 MIN_INTERVAL = 5 * MINUTE
-MAX_INTERVAL = 7 * DAY  # as seldom as the deep pass's default; the column holds 68 years
-MAX_BUDGET = 1_000_000_000  # tokens a day; the column is a 32-bit Integer on PostgreSQL
 T = TypeVar("T")
 
 
@@ -69,7 +67,7 @@ def _change(state: DiscoveryState, action: str, arg: str) -> str:
         return "A discovery round starts shortly (even in quiet hours; the daily budget holds)."
     if action == "every":
         try:
-            seconds = parse_duration(arg, least=MIN_INTERVAL, most=MAX_INTERVAL)
+            seconds = parse_duration(arg, least=MIN_INTERVAL, most=DISCOVERY_MAX_INTERVAL)
         except ValueError as exc:
             raise UsageError(f"every {exc}") from None
         state.interval_seconds, state.next_round_at = seconds, None
@@ -79,11 +77,11 @@ def _change(state: DiscoveryState, action: str, arg: str) -> str:
         state.quiet_from, state.quiet_to = quiet or (None, None)
         return f"Quiet hours: {arg}." if quiet else "No quiet hours."
     try:
-        state.budget_tokens = parse_whole(arg, most=MAX_BUDGET)
+        state.budget_tokens = parse_whole(arg, most=DISCOVERY_MAX_BUDGET)
     except NotANumber:
         raise UsageError(f"budget {arg}: a whole number of tokens a day, e.g. 50000") from None
     except ValueError:
-        raise UsageError(f"budget {arg}: at most {MAX_BUDGET} tokens a day") from None
+        raise UsageError(f"budget {arg}: at most {DISCOVERY_MAX_BUDGET} tokens a day") from None
     return f"Discovery may use {state.budget_tokens} tokens a day."
 
 

@@ -72,7 +72,15 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("variable", "value"), [("MAKA_HTTP_PORT", "eighty"), ("MAKA_LOG_LEVEL", "LOUD")]
+    ("variable", "value"),
+    [
+        ("MAKA_HTTP_PORT", "eighty"),
+        ("MAKA_LOG_LEVEL", "LOUD"),
+        # infinite, or past their Integer columns: /discovery or /index create failed on them
+        ("MAKA_DISCOVERY_BUDGET", "99999999999999999999"),
+        ("MAKA_DISCOVERY_INTERVAL", "inf"),
+        ("MAKA_INDEX_INTERVAL", "1e12"),
+    ],
 )
 async def test_a_wrong_setting_stops_start_up_with_one_line(
     tmp_path: Path, variable: str, value: str
