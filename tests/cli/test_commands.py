@@ -12,6 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.cli.main import build_parser
 from bot.config import LogLevel, load_settings
 from storage.db import create_database
 from storage.migrate import current_revision, head_revision, migrate
@@ -229,3 +230,16 @@ async def test_read_commands_create_and_migrate_nothing(tmp_path: Path) -> None:
         assert await current_revision(db) == "0010"
     finally:
         await db.dispose()
+
+
+@pytest.mark.parametrize(
+    ("limit", "error"), [("²", "'²' is not a whole number"), ("5000", "5000: from 1 to 1000")]
+)
+def test_a_search_limit_is_a_bounded_whole_number(
+    capsys: pytest.CaptureFixture[str], limit: str, error: str
+) -> None:
+    assert build_parser().parse_args(["search", "x", "--limit", "7"]).limit == 7
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["search", "x", "--limit", limit])
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said == f"maka search: error: argument --limit: {error}"
