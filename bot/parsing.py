@@ -54,8 +54,11 @@ def parse_id(text: str, *, most: int = MAX_ID, what: str = "a number") -> int | 
     """A stored row's id as written after a command ("12" or "#12") or inside a ref (rec-12):
     None when no row can have it (0, or past the column's range), so the caller answers that
     there is no such thing. NotANumber when it is not digits."""
+    written = text.strip()
+    if not _DIGITS.fullmatch(written.removeprefix("#")):
+        raise NotANumber(f"{written!r} is not {what}")
     try:
-        return parse_whole(text.strip().removeprefix("#"), least=1, most=most, what=what)
+        return parse_whole(written.removeprefix("#"), least=1, most=most)
     except OutOfRange:
         return None
 

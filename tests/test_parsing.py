@@ -67,6 +67,8 @@ def test_an_id_no_row_can_have_is_absent_not_an_error() -> None:
     assert parse_id(str(MAX_INT32 + 1), most=MAX_INT32) is None
     with pytest.raises(NotANumber, match=r"^'x' is not a task number$"):
         parse_id("x", what="a task number")
+    with pytest.raises(NotANumber, match=r"^'#' is not a number$"):
+        parse_id(" # ")
 
 
 @given(st.text(max_size=40))
