@@ -5,6 +5,8 @@ argument, and the chat's inbox retried it for ever)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import pytest
 
 from bot.assistant.turn import NO_MODEL_REPLY
@@ -67,13 +69,30 @@ POISON = [
 
 @pytest.mark.parametrize(("speak", "poison", "answer"), POISON, ids=[p[1] for p in POISON])
 async def test_a_poison_argument_gets_one_line_and_the_chat_goes_on(
-    make_world: WorldFactory, speak: object, poison: str, answer: str
+    make_world: WorldFactory,
+    speak: Callable[[FeishuWorld, str], Awaitable[None]],
+    poison: str,
+    answer: str,
 ) -> None:
     async with bot_world(make_world, provider=None) as w:
-        await speak(w, poison)  # type: ignore[operator]
+        await speak(w, poison)
         assert await replies(w, 1) == [answer]
-        await speak(w, "hello again")  # type: ignore[operator]
+        await speak(w, "hello again")
         assert await replies(w, 2) == [answer, NO_MODEL_REPLY]
+
+
+async def test_numbers_written_as_people_do_still_work(make_world: WorldFactory) -> None:
+    async with bot_world(make_world, provider=None) as w:
+        for text in ("/discovery every 2h", "/discovery budget 080000", "/discovery quiet 22-8",
+                     "/discovery every 7d", "/why #1"):  # fmt: skip
+            await say(w, text)
+        assert await replies(w, 5) == [
+            "Discovery beats every 120 min.",
+            "Discovery may use 80000 tokens a day.",
+            "Quiet hours: 22-8.",
+            "Discovery beats every 10080 min.",
+            "No message 1 of mine here.",
+        ]
 
 
 def tool_result(messages: list[Message]) -> str:
