@@ -20,7 +20,8 @@ MAX_INT32 = 2**31 - 1  # an Integer column on PostgreSQL (a revision, a log line
 MINUTE, HOUR, DAY = 60, 3600, 86_400
 
 _DIGITS = re.compile(r"[0-9]+")
-_DURATION = re.compile(r"([0-9]+)\s*(s|m|min|h|d)?", re.IGNORECASE)
+# ASCII: under Unicode case folding 's' also matches 'ſ' (long s), which no unit is.
+_DURATION = re.compile(r"([0-9]+)\s*(s|m|min|h|d)?", re.IGNORECASE | re.ASCII)
 _UNIT = {"s": 1, "m": MINUTE, "min": MINUTE, "h": HOUR, "d": DAY}
 
 # A whole number a model passes to a tool (an offset, a limit, a revision): the tool's schema

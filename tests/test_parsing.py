@@ -111,12 +111,33 @@ def test_durations_are_read_as_people_write_them(text: str, seconds: int) -> Non
         ("-5m", "-5m: write a duration like 30m, 2h or 1d"),
         ("1_0m", "1_0m: write a duration like 30m, 2h or 1d"),
         ("soon", "soon: write a duration like 30m, 2h or 1d"),
+        ("30ſ", "30ſ: write a duration like 30m, 2h or 1d"),  # long s: 's' when case-folded
     ],
 )
 def test_a_duration_out_of_bounds_or_not_written_as_one_says_which(text: str, error: str) -> None:
     with pytest.raises(ValueError) as caught:
         parse_duration(text, least=300, most=7 * 86_400)
     assert str(caught.value).endswith(error)
+
+
+@given(st.text(max_size=30))
+def test_any_text_is_a_duration_in_range_or_a_value_error(text: str) -> None:
+    try:
+        seconds = parse_duration(text, least=300, most=7 * 86_400)
+    except ValueError:
+        return
+    assert 300 <= seconds <= 7 * 86_400
+
+
+@given(st.from_regex(r"[0-9]{1,30} ?(s|m|min|h|d|S|M|MIN|H|D)?", fullmatch=True))
+def test_any_duration_written_in_digits_and_a_unit_is_read_or_refused_as_out_of_range(
+    text: str,
+) -> None:
+    try:
+        seconds = parse_duration(text, least=300, most=7 * 86_400)
+    except OutOfRange:
+        return
+    assert 300 <= seconds <= 7 * 86_400
 
 
 def test_bounds_are_said_in_the_largest_whole_unit() -> None:

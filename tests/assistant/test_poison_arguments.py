@@ -61,6 +61,11 @@ POISON = [
     ),
     (
         in_owner_dm,
+        "/discovery every 30ſ",  # long s: case-folded, the old pattern took it for 's'
+        f"Usage: {DISCOVERY_USAGE} (every 30ſ: write a duration like 30m, 2h or 1d)",
+    ),
+    (
+        in_owner_dm,
         "/discovery quiet ٢٢-٨",
         f"Usage: {DISCOVERY_USAGE} ('٢٢-٨': write quiet hours as HH-HH, e.g. 22-8 (or off))",
     ),
