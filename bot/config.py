@@ -75,7 +75,13 @@ class Role(StrEnum):
     ALL = "all"
 
 
-_QUIET = re.compile(r"^\s*(\d{1,2})\s*-\s*(\d{1,2})\s*$")
+# The largest heartbeat interval (seconds) and daily token budget, for MAKA_DISCOVERY_* and
+# `/discovery every|budget` alike: they are stored in 32-bit Integer columns on PostgreSQL.
+DISCOVERY_MAX_INTERVAL = 7 * 86_400  # as seldom as the deep pass's default
+DISCOVERY_MAX_BUDGET = 1_000_000_000
+
+# [0-9], not \d: \d matches any script's digits, and int() reads them
+_QUIET = re.compile(r"^\s*([0-9]{1,2})\s*-\s*([0-9]{1,2})\s*$")
 
 
 def parse_quiet_hours(text: str) -> tuple[int, int] | None:
@@ -172,7 +178,7 @@ class Settings(BaseSettings):
 
     # Memory indexes (bot/memory/indexes/): how often each is checked for new records by
     # default, and how long one indexing turn may take.
-    index_interval: float = Field(default=3600.0, ge=60, description="seconds")
+    index_interval: float = Field(default=3600.0, ge=60, le=30 * 86_400, description="seconds")
     index_turn_timeout: float = Field(default=300.0, gt=0, description="seconds")
 
     # Free Feishu tenants have a monthly API quota; the status page shows use against it.
@@ -181,10 +187,16 @@ class Settings(BaseSettings):
     # Proactive discovery (bot/discovery/): the defaults the owner's /discovery overrides.
     # Off until the owner turns it on.
     discovery_enabled: bool = False
-    discovery_interval: float = Field(default=1800.0, ge=60, description="seconds")
+    discovery_interval: float = Field(
+        default=1800.0, ge=60, le=DISCOVERY_MAX_INTERVAL, description="seconds"
+    )
     discovery_quiet: str = Field(default="", description="HH-HH in MAKA_TIMEZONE, or empty")
-    discovery_budget: int = Field(default=50_000, ge=0, description="tokens per day")
-    discovery_deep_every: float = Field(default=7 * 86_400.0, ge=0, description="seconds; 0 never")
+    discovery_budget: int = Field(
+        default=50_000, ge=0, le=DISCOVERY_MAX_BUDGET, description="tokens per day"
+    )
+    discovery_deep_every: float = Field(
+        default=7 * 86_400.0, ge=0, le=365 * 86_400, description="seconds; 0 never"
+    )
     discovery_turn_timeout: float = Field(default=300.0, gt=0, description="seconds")
 
     shutdown_grace: float = Field(default=20.0, ge=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -9,6 +10,10 @@ from sqlalchemy import JSON, DateTime
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
+
+# What no text column takes: PostgreSQL refuses NUL (in text and JSON alike), and a lone
+# surrogate cannot be encoded as UTF-8 for either database.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def utcnow() -> datetime:

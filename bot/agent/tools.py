@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from bot.llm.types import ToolCall, ToolSpec
+from storage.types import UNSTORABLE
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class Tool(Generic[Ctx]):
 
 def tool_from_function(func: ToolFunc, name: str | None = None) -> Tool[Any]:
     signature = inspect.signature(func)
-    hints = get_type_hints(func)
+    hints = get_type_hints(func, include_extras=True)  # keeps Field bounds: bot/parsing.py
     parameters = list(signature.parameters.values())[1:]  # the first is the context
     fields: dict[str, Any] = {}
     for param in parameters:
@@ -105,6 +106,14 @@ class ToolRegistry(Generic[Ctx]):
             return ToolOutcome(
                 call, f"error: arguments are not valid JSON: {call.parse_error}", error=True
             )
+        unstorable = _unstorable_at(call.arguments)
+        if unstorable is not None:  # it would fail the write, and with it the whole turn
+            return ToolOutcome(
+                call,
+                f"error: invalid arguments: {unstorable}: holds a NUL or a lone surrogate, "
+                "which cannot be stored; leave it out",
+                error=True,
+            )
         try:
             result = await tool.call(ctx, call.arguments)
         except ValidationError as exc:
@@ -122,6 +131,20 @@ def render_result(result: Any) -> str:
     if isinstance(result, BaseModel):
         return result.model_dump_json()
     return json.dumps(result, ensure_ascii=False, default=str)
+
+
+def _unstorable_at(arguments: dict[str, Any]) -> str | None:
+    """Where (as a dotted path) a string no database column takes is, if anywhere."""
+    todo: list[tuple[str, Any]] = [(str(k), v) for k, v in arguments.items()]
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, str) and UNSTORABLE.search(value):
+            return path
+        if isinstance(value, dict):
+            todo += [(f"{path}.{k}", v) for k, v in value.items()]
+        elif isinstance(value, list):
+            todo += [(f"{path}.{n}", v) for n, v in enumerate(value)]
+    return None
 
 
 def _brief_validation(exc: ValidationError) -> str:

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.parsing import parse_id
 from storage.models import Finding, InboxItem, Matter
 from storage.repos import operations
 
@@ -22,14 +23,17 @@ USAGE = "/why ID (the number after 'why:' in a message the assistant sent on its
 def register_why_command(registry: CommandRegistry) -> None:
     @registry.command("why", usage=USAGE, summary="why the assistant wrote on its own")
     async def why_cmd(ctx: CommandContext, args: list[str]) -> str:
-        if len(args) != 1 or not args[0].lstrip("#").isdigit():
+        if len(args) != 1:
             raise UsageError()
-        item_id = int(args[0].lstrip("#"))
+        try:
+            item_id = parse_id(args[0])
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         async with ctx.services.db.read() as tx:
-            item = await tx.get(InboxItem, item_id)
+            item = await tx.get(InboxItem, item_id) if item_id is not None else None
             mine = item is not None and item.conversation_id == ctx.conversation_id
             if item is None or not mine or item.kind == "user_message":
-                return f"No message {item_id} of mine here."
+                return f"No message {args[0].removeprefix('#')} of mine here."
             batch = [item]
             if item.batch_id:
                 batch = list(

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.config import ConfigError, Role, Settings, load_settings
+from bot.parsing import parse_whole
 from bot.sync.cli import add_sync_parser
 from storage.db import DatabaseNotReady
+from storage.search.base import MAX_LIMIT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="only these Session ids (repeatable)",
     )
     search.add_argument("--json", action="store_true", help="machine-readable output")
-    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--limit", type=_hits, default=10, help=f"1 to {MAX_LIMIT} hits")
     add_sync_parser(sub)
     index = sub.add_parser("index", help="memory indexes: list, or show NAME")
     index.add_argument("action", choices=["list", "show"])
@@ -46,6 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation.add_argument("--router", choices=["reference", "model"], default="reference")
     evaluation.add_argument("--json", action="store_true")
     return parser
+
+
+def _hits(text: str) -> int:
+    try:
+        return parse_whole(text, least=1, most=MAX_LIMIT)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

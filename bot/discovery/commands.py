@@ -7,17 +7,17 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from bot.config import parse_quiet_hours
+from bot.config import DISCOVERY_MAX_BUDGET, DISCOVERY_MAX_INTERVAL, parse_quiet_hours
 from bot.discovery.heartbeat import TOPIC
-from bot.discovery.schedule import parse_duration
 from bot.discovery.status import discovery_status
+from bot.parsing import MINUTE, NotANumber, parse_duration, parse_whole
 from bot.services import Services
 from storage.models import DiscoveryState
 from storage.repos import discovery as repo
 from storage.types import utcnow
 
 USAGE = "/discovery on | off | every DURATION | quiet HH-HH|off | budget TOKENS | run | status"
-MIN_INTERVAL = 300
+MIN_INTERVAL = 5 * MINUTE
 T = TypeVar("T")
 
 
@@ -68,18 +68,22 @@ def _change(state: DiscoveryState, action: str, arg: str) -> str:
         state.run_requested = True
         return "A discovery round starts shortly (even in quiet hours; the daily budget holds)."
     if action == "every":
-        seconds = _parse(parse_duration, arg)
-        if seconds < MIN_INTERVAL:
-            raise UsageError(f"every {arg}: at least {MIN_INTERVAL // 60} minutes")
+        try:
+            seconds = parse_duration(arg, least=MIN_INTERVAL, most=DISCOVERY_MAX_INTERVAL)
+        except ValueError as exc:
+            raise UsageError(f"every {exc}") from None
         state.interval_seconds, state.next_round_at = seconds, None
         return f"Discovery beats every {seconds // 60} min."
     if action == "quiet":
         quiet = _parse(parse_quiet_hours, arg)
         state.quiet_from, state.quiet_to = quiet or (None, None)
         return f"Quiet hours: {arg}." if quiet else "No quiet hours."
-    if not arg.isdigit():
-        raise UsageError(f"budget {arg}: a whole number of tokens a day, e.g. 50000")
-    state.budget_tokens = int(arg)
+    try:
+        state.budget_tokens = parse_whole(arg, most=DISCOVERY_MAX_BUDGET)
+    except NotANumber:
+        raise UsageError(f"budget {arg}: a whole number of tokens a day, e.g. 50000") from None
+    except ValueError:
+        raise UsageError(f"budget {arg}: at most {DISCOVERY_MAX_BUDGET} tokens a day") from None
     return f"Discovery may use {state.budget_tokens} tokens a day."
 
 

@@ -12,6 +12,7 @@ from datetime import date, tzinfo
 
 from bot.agent.tools import ToolError, ToolRegistry
 from bot.memory import recall
+from bot.parsing import ToolCount
 from storage.db import Database
 from storage.models import NotebookNote
 from storage.repos import discovery as repo
@@ -22,7 +23,7 @@ NOTE_CHARS = 600
 FINDING_CHARS = 1200
 MAX_REFS = 12
 NOTES_SHOWN = 60
-_REF = re.compile(r"^(rec-\d+|log-\d+-\d+|note-\d+)$")
+_REF = re.compile(r"^(rec-[0-9]{1,19}|log-[0-9]{1,19}-[0-9]{1,10}|note-[0-9]{1,19})$")
 
 
 @dataclass
@@ -60,12 +61,14 @@ def _refs(refs: list[str]) -> list[str]:
     return list(dict.fromkeys(cleaned))
 
 
-async def memory_search(ctx: PassContext, query: str, limit: int = recall.DEFAULT_HITS) -> str:
+async def memory_search(
+    ctx: PassContext, query: str, limit: ToolCount = recall.DEFAULT_HITS
+) -> str:
     """Search the owner's chat history, mail and task logs. Each hit has a ref."""
     return await recall.memory_search(ctx.access, query, limit)
 
 
-async def memory_original(ctx: PassContext, ref: str, offset: int = 0) -> str:
+async def memory_original(ctx: PassContext, ref: str, offset: ToolCount = 0) -> str:
     """Read one message or mail by its ref (rec-12, log-3-7), 4000 characters at a time."""
     return await recall.memory_original(ctx.access, ref, offset)
 

@@ -59,6 +59,8 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
         value = json.loads(raw)
     except ValueError as exc:
         return {}, f"arguments are not valid JSON: {exc}"
+    except RecursionError:  # json.loads recurses per nesting level
+        return {}, "arguments are nested too deeply"
     if not isinstance(value, dict):
         return {}, f"arguments are not a JSON object (got {type(value).__name__})"
     return value, None

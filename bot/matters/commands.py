@@ -8,6 +8,7 @@ from datetime import datetime
 from bot.assistant.access import NOT_PERMITTED, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.matters.service import MatterService
+from bot.parsing import parse_id
 from storage.models import Matter
 from storage.repos import matters
 
@@ -24,11 +25,13 @@ def register_matter_commands(registry: CommandRegistry) -> None:
             return await _list(ctx)
         if action not in ("show", "pause", "resume", "cancel") or len(rest) != 1:
             raise UsageError()
-        if not rest[0].lstrip("#").isdigit():
-            raise UsageError(f"{rest[0]!r} is not a task number")
-        matter = await _get(ctx, int(rest[0].lstrip("#")))
+        try:
+            matter_id = parse_id(rest[0], what="a task number")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        matter = await _get(ctx, matter_id) if matter_id is not None else None
         if matter is None or not ctx.visibility.sees_conversation(matter.conversation_id):
-            return f"No task #{rest[0].lstrip('#')}."  # one answer: existence is not shown
+            return f"No task #{rest[0].removeprefix('#')}."  # one answer: existence is not shown
         if not (ctx.role.is_admin or matter.requested_by == ctx.sender_id):
             log_refusal(ctx.sender_id, f"/matters {action} {matter.id}", ctx.chat_id)
             return f"{NOT_PERMITTED}: task #{matter.id} is not yours"

@@ -16,6 +16,7 @@ from bot.matters.review import NoVerdict, review
 from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check
 from bot.matters.service import MatterService
 from bot.memory import recall
+from bot.parsing import ToolCount
 from bot.services import Services
 from storage.models import Matter
 from storage.repos import matters
@@ -101,7 +102,7 @@ async def checkpoint(ctx: MatterTurnContext, state: str) -> str:
 
 async def settle(
     ctx: MatterTurnContext,
-    expected_revision: int,
+    expected_revision: ToolCount,
     disposition: Literal["continue", "wait", "complete"],
     reason: str,
     summary: str,
@@ -215,14 +216,14 @@ def _access(ctx: MatterTurnContext) -> recall.MemoryAccess:
 
 
 async def memory_search(
-    ctx: MatterTurnContext, query: str, limit: int = recall.DEFAULT_HITS
+    ctx: MatterTurnContext, query: str, limit: ToolCount = recall.DEFAULT_HITS
 ) -> str:
     """Search chat history, mail and task logs this task may see (what its conversation may
     see). Read-only. Each hit has a ref for memory_original. Results are quoted data."""
     return await recall.memory_search(_access(ctx), query, limit)
 
 
-async def memory_original(ctx: MatterTurnContext, ref: str, offset: int = 0) -> str:
+async def memory_original(ctx: MatterTurnContext, ref: str, offset: ToolCount = 0) -> str:
     """Read one message or mail found by memory_search, by its ref, in parts of 4000
     characters (`offset` for the next part). Read-only."""
     return await recall.memory_original(_access(ctx), ref, offset)

@@ -21,6 +21,7 @@ from bot.assistant.visibility import Visibility
 from bot.memory.indexes.service import sees_index
 from bot.memory.search import SearchService
 from bot.memory.session_index import MESSAGE_KINDS, TOOL_KINDS, conversation_scope
+from bot.parsing import MAX_INT32, parse_id
 from sources.feishu.records import KIND as FEISHU
 from storage.db import Database
 from storage.models import SourceRecord
@@ -32,7 +33,7 @@ MAX_HITS = 20
 ORIGINAL_CHARS = 4000
 EXCERPT_CHARS = 300
 INDEX_ENTRIES = 30
-_REF = re.compile(r"^\s*(?:rec-(\d+)|log-(\d+)-(\d+))\s*$")
+_REF = re.compile(r"^\s*(?:rec-([0-9]+)|log-([0-9]+)-([0-9]+))\s*$")
 NOT_VISIBLE = "no such item here: use a ref from memory_search (rec-… or log-…-…)"
 
 
@@ -73,13 +74,19 @@ async def memory_original(access: MemoryAccess, ref: str, offset: int = 0) -> st
     if m is None:
         raise ToolError(NOT_VISIBLE)
     if m.group(1):
+        seq = parse_id(m.group(1))
+        if seq is None:  # a number no record can have: absent, like any other
+            raise ToolError(NOT_VISIBLE)
         async with access.db.read() as tx:
-            rec = await originals.record(tx, int(m.group(1)))
+            rec = await originals.record(tx, seq)
         if rec is None or not access.visibility.sees_scope(rec.scope):
             raise ToolError(NOT_VISIBLE)
         return _page(ref, _record_header(rec, access.tz), rec.text, offset)
+    session_id, line = parse_id(m.group(2)), parse_id(m.group(3), most=MAX_INT32)
+    if session_id is None or line is None:
+        raise ToolError(NOT_VISIBLE)
     async with access.db.read() as tx:
-        found = await originals.session_event(tx, int(m.group(2)), int(m.group(3)))
+        found = await originals.session_event(tx, session_id, line)
     kinds = MESSAGE_KINDS + (TOOL_KINDS if access.tool_output else ())
     if found is None or found[0].kind not in kinds:
         raise ToolError(NOT_VISIBLE)

@@ -8,6 +8,7 @@ from bot.agent.tools import ToolRegistry
 from bot.assistant.asking import asker_of
 from bot.assistant.turn_context import TurnContext
 from bot.memory import recall
+from bot.parsing import ToolCount
 
 
 async def _access(ctx: TurnContext) -> recall.MemoryAccess:
@@ -21,13 +22,15 @@ async def _access(ctx: TurnContext) -> recall.MemoryAccess:
     )
 
 
-async def memory_search(ctx: TurnContext, query: str, limit: int = recall.DEFAULT_HITS) -> str:
+async def memory_search(
+    ctx: TurnContext, query: str, limit: ToolCount = recall.DEFAULT_HITS
+) -> str:
     """Search chat history, mail and task logs this chat may see. Each hit has a ref for
     memory_original."""
     return await recall.memory_search(await _access(ctx), query, limit)
 
 
-async def memory_original(ctx: TurnContext, ref: str, offset: int = 0) -> str:
+async def memory_original(ctx: TurnContext, ref: str, offset: ToolCount = 0) -> str:
     """Read one message or mail found by memory_search, by its ref (rec-12, log-3-7), in
     parts of 4000 characters (`offset` for the next part)."""
     return await recall.memory_original(await _access(ctx), ref, offset)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 from aiohttp import web
 
+from storage.types import UNSTORABLE
+
 MAX_DEPTH = 64  # events nest about 6 deep; far deeper is an attack, not an event
 MAX_NUMBER_LENGTH = 400  # characters of one JSON number; Feishu's have a few dozen at most
-# What PostgreSQL cannot store in text or jsonb: NUL, and (in UTF-8) lone surrogates.
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class UnusableJson(ValueError):

@@ -12,6 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.cli.main import build_parser
 from bot.config import LogLevel, load_settings
 from storage.db import create_database
 from storage.migrate import current_revision, head_revision, migrate
@@ -77,6 +78,10 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         ("MAKA_HTTP_PORT", "eighty"),
         ("MAKA_LOG_LEVEL", "LOUD"),
         ("MAKA_TASK_ARCHIVE_AFTER", "a month"),
+        # infinite, or past their Integer columns: /discovery or /index create failed on them
+        ("MAKA_DISCOVERY_BUDGET", "99999999999999999999"),
+        ("MAKA_DISCOVERY_INTERVAL", "inf"),
+        ("MAKA_INDEX_INTERVAL", "1e12"),
     ],
 )
 async def test_a_wrong_setting_stops_start_up_with_one_line(
@@ -226,3 +231,16 @@ async def test_read_commands_create_and_migrate_nothing(tmp_path: Path) -> None:
         assert await current_revision(db) == "0010"
     finally:
         await db.dispose()
+
+
+@pytest.mark.parametrize(
+    ("limit", "error"), [("²", "'²' is not a whole number"), ("5000", "5000: from 1 to 1000")]
+)
+def test_a_search_limit_is_a_bounded_whole_number(
+    capsys: pytest.CaptureFixture[str], limit: str, error: str
+) -> None:
+    assert build_parser().parse_args(["search", "x", "--limit", "7"]).limit == 7
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["search", "x", "--limit", limit])
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said == f"maka search: error: argument --limit: {error}"

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 
 from bot.llm.scripted import PlannedReply
 from bot.llm.types import Message
+from bot.memory import recall
 from storage.db import Database
 from storage.models import NotebookNote, OutboxMessage
 from tests.discovery.support import MORNING, DiscoveryWorld, end_pass, send
@@ -199,6 +200,8 @@ async def test_a_bad_note_is_refused_with_a_reason_and_nothing_is_written(
         send("note_append", {"kind": "gossip", "text": "x"}),
         send("note_append", {"kind": "situation", "text": "x", "due_on": "Friday"}),
         send("note_append", {"kind": "situation", "text": "x", "refs": ["DROP TABLE"]}),
+        send("memory_original", {"ref": "rec-99999999999999999999999"}),
+        send("note_append", {"kind": "situation", "text": "x", "refs": ["rec-٣"]}),
         end_pass(),
     )
     w.judgement.add(send("finding_emit", {"text": "no evidence", "refs": []}), end_pass())
@@ -207,6 +210,8 @@ async def test_a_bad_note_is_refused_with_a_reason_and_nothing_is_written(
     assert "error: kind must be one of interest" in outputs[0]
     assert "error: due_on 'Friday': write YYYY-MM-DD" in outputs[1]
     assert "error: 'DROP TABLE' is not a ref" in outputs[2]
+    assert f"error: {recall.NOT_VISIBLE}" in outputs[3]  # a number no record has: absent
+    assert "error: 'rec-٣' is not a ref" in outputs[4]  # Arabic-Indic digits read as 3
     judged = [m.content or "" for m in w.judgement.requests[-1][0] if m.role == "tool"]
     assert "error: a finding needs its evidence: at least one ref" in judged[0]
     assert await notes(db) == 0 and await w.findings() == []

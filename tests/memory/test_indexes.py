@@ -305,3 +305,27 @@ async def test_entries_lead_back_to_their_originals_within_what_the_reader_sees(
     elsewhere = Visibility(everything=False, conversation_id=9, scopes=frozenset({"dm:ou_x"}))
     with pytest.raises(ToolError, match="no index named 'decisions' here"):
         await recall.memory_index_read(recall.MemoryAccess(db, search, elsewhere, UTC), "decisions")
+
+
+async def test_a_ref_or_revision_no_row_can_have_comes_back_to_the_indexer_as_an_error(
+    db: Database, model: ScriptedProvider
+) -> None:
+    w = World(db, model)
+    await add_records(db, 1)
+    await w.create()
+    huge = "9" * 23
+    model.add(
+        send("records_read", {}),
+        send("entry_write", {"key": "x", "text": "y", "refs": [f"rec-{huge}"]}),
+        send("entry_write", {"key": "x", "text": "y", "refs": ["rec-١"]}),  # Arabic-Indic 1
+        write_about_what_was_read("li", expected_revision=int(huge)),
+        write_about_what_was_read("li"),
+        send("checkpoint", {"complete": True}),
+    )
+    assert await w.worker.run_once()
+    errors = [model.requests[n][0][-1].content or "" for n in (2, 3, 4)]
+    assert f"error: rec-{huge} is not a record of this index\n" in errors[0]
+    assert "error: 'rec-١' is not a record ref: use rec-N as records_read shows" in errors[1]
+    assert "error: invalid arguments: expected_revision: Input should be less" in errors[2]
+    assert [e.key for e in await w.entries()] == ["li"]
+    assert (await w.index()).covered_cursor > 0

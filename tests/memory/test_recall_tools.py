@@ -102,3 +102,21 @@ async def test_a_failed_search_is_not_nothing_found(db: Database) -> None:
     assert "unavailable" in said and "nothing found" not in said
     with pytest.raises(ToolError, match="query is empty"):
         await recall.memory_search(broken, "  ")
+
+
+ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+
+
+async def test_a_ref_no_row_can_have_or_written_in_lookalike_digits_reads_as_absent(
+    db: Database, search: SearchService
+) -> None:
+    seqs = await stored(db, search)
+    owner = access(db, search, OWNER_SEES_ALL)
+    mail = str(seqs["email:INBOX"])
+    assert "Budget 2027" in await recall.memory_original(owner, f"rec-{mail}")
+    huge = "9" * 23
+    for ref in (f"rec-{mail.translate(ARABIC_INDIC)}", f"rec-{huge}", "rec-0",
+                f"log-{huge}-1", "log-1-9999999999", f"rec-{'9' * 5000}"):  # fmt: skip
+        with pytest.raises(ToolError) as caught:
+            await recall.memory_original(owner, ref)
+        assert str(caught.value) == recall.NOT_VISIBLE, ref

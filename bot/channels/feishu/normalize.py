@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.channels.messages import InboundMessage, Mention
-from bot.web.json_body import UNSTORABLE
+from storage.types import UNSTORABLE
 
 log = logging.getLogger(__name__)
 

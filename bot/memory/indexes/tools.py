@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from bot.agent.tools import ToolError, ToolRegistry
+from bot.parsing import ToolCount, parse_id
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes as repo
@@ -18,7 +19,7 @@ BATCH_RECORDS = 20
 RECORD_CHARS = 1500
 ENTRY_CHARS = 2000
 ENTRIES_SHOWN = 50
-_REC = re.compile(r"^rec-(\d+)$")
+_REC = re.compile(r"^rec-([0-9]+)$")
 
 
 @dataclass
@@ -78,7 +79,7 @@ async def entries_read(ctx: IndexerContext, contains: str | None = None) -> str:
 
 
 async def entry_write(
-    ctx: IndexerContext, key: str, text: str, refs: list[str], expected_revision: int = 0
+    ctx: IndexerContext, key: str, text: str, refs: list[str], expected_revision: ToolCount = 0
 ) -> str:
     """Create (expected_revision 0) or replace (the revision entries_read showed) one entry.
     `refs` are the records it was made from (rec-N, from records_read or the entry itself):
@@ -93,7 +94,10 @@ async def entry_write(
         m = _REC.match(ref.strip())
         if m is None:
             raise ToolError(f"{ref!r} is not a record ref: use rec-N as records_read shows")
-        seqs.append(int(m.group(1)))
+        seq = parse_id(m.group(1))
+        if seq is None:  # a number no record can have
+            raise ToolError(f"{ref.strip()} is not a record of this index")
+        seqs.append(seq)
     if not seqs:
         raise ToolError("give at least one ref: the records this entry was made from")
     await _check_refs(ctx, seqs)
