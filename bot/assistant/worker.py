@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 
 from bot.agent.tools import ToolRegistry
 from bot.assistant.commands import CommandRegistry
+from bot.assistant.failures import record_failed_turn
 from bot.assistant.turn import BotTurn
 from bot.assistant.turn_context import TurnContext
 from bot.channels.ingest import INBOX_TOPIC
@@ -125,6 +126,8 @@ class BotWorker(PoolWorker[int]):
             ):
                 await self.turn.run(conversation_id, lease)
             ended = True  # the turn gave the lease back in its last transaction
+        except Exception as exc:  # backed off or parked before the conversation is free
+            await record_failed_turn(self.services, conversation_id, exc)
         finally:  # every mark is undone, whatever the turn did: a mark left behind would
             self._busy.discard(conversation_id)  # make this process skip it for good
             if lease.held_elsewhere:

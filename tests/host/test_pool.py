@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bot.host.notify import Notifier
 from bot.host.workers import Host, PoolWorker
 from storage.db import Database
@@ -184,3 +186,31 @@ async def test_a_pool_whose_idle_wait_fails_keeps_its_size(db: Database) -> None
 
     await wait_until(all_done, what="every unit done")
     await host.stop(grace=1)
+
+
+async def test_a_pool_whose_units_keep_failing_backs_off_before_each_claim(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit that raises (a worker that does not settle its own failures) does not make the
+    pool claim again at once: each claim after a failure waits a backoff that grows with the
+    failures in a row, and a unit done resets it. (Before, the failed unit's work was
+    claimed again the moment its slot was free: a hot loop.)"""
+    worker = Units(total=10_000, concurrency=1, failing=frozenset(range(1, 6)))
+    host = pool_host(db, worker)
+    backoffs: list[int] = []
+
+    async def back_off(_worker: object, failures: int) -> None:
+        backoffs.append(failures)  # counted, not waited: the test decides when time passes
+
+    monkeypatch.setattr(host, "_back_off", back_off)
+    await host.start()
+
+    async def six_claims() -> bool:
+        worker.release.get(6, asyncio.Event()).set()  # the sixth unit succeeds
+        return worker.claims >= 7
+
+    await wait_until(six_claims, what="the pool to claim past its failing units")
+    await host.stop(grace=1)
+    assert backoffs[:5] == [1, 2, 3, 4, 5]  # before each claim after a failure, growing
+    assert len(backoffs) == 5  # none once a unit was done
+    assert host.status()["units"].errors == 5
