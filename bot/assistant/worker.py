@@ -13,7 +13,9 @@ first transaction and given back in its last (`ConversationLease`, the turn's `T
 A conversation whose lease another turn holds (another replica's, or one that took it over)
 is not claimed again for `HELD_ELSEWHERE` seconds: the holder answers what waits there once
 its turn ends, and until then a claim would find it ready and the lease taken, again and
-again.
+again. A turn that fails is counted against its batch (bot/assistant/failures.py): backed
+off, tried again on its own, parked after `MAKA_BOT_MAX_ATTEMPTS`; the conversation is free
+again at once for whatever else waits there.
 """
 
 from __future__ import annotations
