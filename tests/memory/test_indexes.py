@@ -305,3 +305,27 @@ async def test_entries_lead_back_to_their_originals_within_what_the_reader_sees(
     elsewhere = Visibility(everything=False, conversation_id=9, scopes=frozenset({"dm:ou_x"}))
     with pytest.raises(ToolError, match="no index named 'decisions' here"):
         await recall.memory_index_read(recall.MemoryAccess(db, search, elsewhere, UTC), "decisions")
+
+
+async def test_a_turn_that_raises_is_recorded_and_not_run_again_until_the_retry(
+    db: Database, model: ScriptedProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the exception left the index due, and every cycle ran the turn again."""
+    w = World(db, model)
+    await add_records(db, 3)
+    await w.create()
+    turns: list[int] = []
+
+    async def raising_turn(_self: IndexerTurn, index: MemoryIndex, _ctx: object) -> object:
+        turns.append(index.id)
+        raise OverflowError("value out of int64 range")
+
+    monkeypatch.setattr(IndexerTurn, "run", raising_turn)
+    assert await w.worker.run_once()
+    for _ in range(5):  # the cycles a busy loop would run next: none finds the index due
+        assert not await w.worker.run_once()
+    index = await w.index()
+    assert len(turns) == 1
+    assert index.status == "maintenance_failed"
+    assert index.last_error == "OverflowError: value out of int64 range"
+    assert index.next_check_at is not None and index.next_check_at > utcnow()

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, tzinfo
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.host.backoff import error_line
 from bot.host.workers import Worker
 from bot.memory.indexes.service import TOPIC, IndexService
 from bot.memory.indexes.tools import IndexerContext
@@ -62,6 +63,10 @@ class IndexMaintenanceWorker(Worker):
                 return False
         try:
             await self.maintain(claimed)
+        except Exception as exc:  # recorded and retried after RETRY_AFTER, like a failed
+            # turn: raised, it left the index due, and the loop ran its model turn again
+            log.warning("maintaining index %s failed", claimed.id, exc_info=exc)
+            await self._fail(claimed, "maintenance_failed", error_line(exc))
         finally:
             async with self.db.write() as tx:
                 await claims.release_rows(tx, MemoryIndex, self.owner, [claimed.id])
