@@ -5,11 +5,12 @@ lets units in hand finish within the grace period and cancels the rest."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
 from bot.host.notify import Notifier
-from bot.host.workers import Host, PoolWorker
+from bot.host.workers import Host, PoolWorker, Worker
 from storage.db import Database
 from tests.waiting import wait_until
 
@@ -214,3 +215,44 @@ async def test_a_pool_whose_units_keep_failing_backs_off_before_each_claim(
     assert backoffs[:5] == [1, 2, 3, 4, 5]  # before each claim after a failure, growing
     assert len(backoffs) == 5  # none once a unit was done
     assert host.status()["units"].errors == 5
+
+
+async def test_a_worker_that_always_fails_backs_off_and_logs_one_line_a_failure(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The backstop under every loop worker (followers, sync, summaries, discovery, indexes):
+    a run that raises waits a backoff growing with the failures in a row before the next,
+    and the log has the traceback once, then one line a failure."""
+
+    class AlwaysFails(Worker):
+        name = "always-fails"
+        calls = 0
+
+        async def run_once(self) -> bool:
+            self.calls += 1
+            raise OverflowError("value out of int64 range")
+
+    worker = AlwaysFails()
+    host = Host(db, Notifier(), poll_interval=0.05)
+    host.add(worker)
+    backoffs: list[int] = []
+
+    async def back_off(_worker: object, failures: int) -> None:
+        backoffs.append(failures)  # counted, not waited
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(host, "_back_off", back_off)
+    caplog.set_level(logging.WARNING, logger="bot.host.workers")
+    await host.start()
+
+    async def five_runs() -> bool:
+        return worker.calls >= 5
+
+    await wait_until(five_runs, what="five runs of the failing worker")
+    await host.stop(grace=1)
+    assert backoffs[:5] == [1, 2, 3, 4, 5]
+    assert len(backoffs) >= worker.calls - 1  # no run without a backoff before it
+    records = [r for r in caplog.records if r.name == "bot.host.workers"]
+    assert len(records) == worker.calls
+    assert [bool(r.exc_info) for r in records][:2] == [True, False]
+    assert all("\n" not in r.getMessage() for r in records)
