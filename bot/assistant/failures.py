@@ -15,12 +15,12 @@ brings no loop back.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import timedelta, tzinfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.assistant.visibility import owner_identity
-from bot.host.backoff import backoff, error_line
+from bot.host.backoff import backoff, error_line, one_line
 from bot.services import Services
 from storage.models import Conversation
 from storage.repos import conversations, inbox, outbox
@@ -137,3 +137,22 @@ async def _tell(tx: AsyncSession, services: Services, item: inbox.Failed, error:
         content={"text": notice},
         now=now,
     )
+
+
+PARKED_SHOWN = 3  # the newest parked items /status lists (the status page lists more)
+ERROR_SHOWN = 160  # characters of each one's error
+
+
+async def parked_lines(tx: AsyncSession, conversation_id: int | None, tz: tzinfo) -> list[str]:
+    """/status's lines on parked items (one conversation's, or all): how many, and the
+    newest with their errors, cut short; nothing when none is parked."""
+    count = await inbox.count_parked(tx, conversation_id)
+    if not count:
+        return []
+    where = "" if conversation_id is None else " in this chat"
+    lines = [f"parked{where}: {count} input(s) that failed every try (newest first):"]
+    for item in await inbox.parked(tx, PARKED_SHOWN, conversation_id):
+        when = item.parked_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if item.parked_at else ""
+        error = one_line(item.last_error or "", ERROR_SHOWN)
+        lines.append(f"  item {item.id} ({item.kind}, {when}): {error}")
+    return lines

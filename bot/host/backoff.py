@@ -14,5 +14,10 @@ def backoff(failures: int, *, first: float, most: float) -> float:
 
 def error_line(exc: BaseException, limit: int = ERROR_LINE_CHARS) -> str:
     """`Type: message` on one line, cut to `limit` characters."""
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(f"{type(exc).__name__}: {exc}", limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` with its whitespace and line breaks made single spaces, cut to `limit`."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -340,19 +340,20 @@ PARKED = "parked"  # the batch id of a parked item
 ERROR_CHARS = 2000
 
 
-async def parked(tx: AsyncSession, limit: int) -> list[InboxItem]:
-    """The newest parked items (`ix_inbox_items_parked`)."""
-    stmt = (
-        select(InboxItem)
-        .where(InboxItem.parked_at.is_not(None))
-        .order_by(InboxItem.id.desc())
-        .limit(limit)
-    )
-    return list((await tx.scalars(stmt)).all())
+async def parked(
+    tx: AsyncSession, limit: int, conversation_id: int | None = None
+) -> list[InboxItem]:
+    """The newest parked items (`ix_inbox_items_parked`): all of them, or one conversation's."""
+    stmt = select(InboxItem).where(InboxItem.parked_at.is_not(None))
+    if conversation_id is not None:
+        stmt = stmt.where(InboxItem.conversation_id == conversation_id)
+    return list((await tx.scalars(stmt.order_by(InboxItem.id.desc()).limit(limit))).all())
 
 
-async def count_parked(tx: AsyncSession) -> int:
+async def count_parked(tx: AsyncSession, conversation_id: int | None = None) -> int:
     stmt = select(func.count(InboxItem.id)).where(InboxItem.parked_at.is_not(None))
+    if conversation_id is not None:
+        stmt = stmt.where(InboxItem.conversation_id == conversation_id)
     return int(await tx.scalar(stmt) or 0)
 
 

@@ -115,3 +115,26 @@ async def _failed_once(w: FeishuWorld) -> bool:
 
 async def _sent(w: FeishuWorld, text: str) -> bool:
     return any((m.text or m.content) == text for m in w.fake.sent)
+
+
+async def test_a_parked_item_is_shown_with_its_error_on_status_and_the_status_page(
+    make_world: WorldFactory, poisoned_turns: list[list[str]]
+) -> None:
+    async with bot_world(make_world, None, bot_max_attempts=1) as w:
+        await say_in_group(w, POISON)
+        await wait_until(lambda: _parked_once(w), what="the poisoned item parked")
+        await quiet(w)
+        [item] = await _parked(w)
+        await say(w, "/status")
+        status = (await replies(w, 2))[-1]  # after the chat's parked line
+        async with w.app.http.get(f"{w.app.url}/status.json") as resp:
+            assert resp.status == 200
+            data = await resp.json()
+        async with w.app.http.get(f"{w.app.url}/status") as resp:
+            page = await resp.text()
+    assert "parked: 1 input(s)" in status
+    assert f"item {item.id} (user_message" in status and "OverflowError" in status
+    [shown] = data["parked"]
+    assert shown["red"] and shown["name"].startswith(f"item {item.id} ")
+    assert shown["detail"] == "OverflowError: Python int too large to convert to SQLite INTEGER"
+    assert "Parked input" in page and "Python int too large" in page
