@@ -100,6 +100,7 @@ class InboxItem(Base):
             "id",
             "created_at",
             "delivered_at",
+            "retry_at",
             **_partial(_WAITING_FOR_A_CONVERSATION),
         ),
         # The same items in arrival order: the Bot's claim walks them oldest first and stops
@@ -109,6 +110,7 @@ class InboxItem(Base):
             "id",
             "conversation_id",
             "created_at",
+            "retry_at",
             **_partial(_WAITING_FOR_A_CONVERSATION),
         ),
         Index(
@@ -120,6 +122,14 @@ class InboxItem(Base):
         # The newest notices handled: without it, every user message ever received was read
         # to find the few notices among them.
         Index("ix_inbox_items_handled_notices", "id", **_partial(HANDLED_NOTICE)),
+        # The items waiting out a backoff after a failed turn (almost always none): when the
+        # first is due, without reading every waiting item.
+        Index(
+            "ix_inbox_items_retrying",
+            "retry_at",
+            "conversation_id",
+            **_partial("delivered_at IS NULL AND retry_at IS NOT NULL"),
+        ),
         # The parked items /status lists, newest first (few, among every item ever).
         Index("ix_inbox_items_parked", "id", **_partial("parked_at IS NOT NULL")),
     )

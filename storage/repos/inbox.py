@@ -284,9 +284,10 @@ async def next_ready_at(
     return min(times, default=None)
 
 
+# Through `ix_inbox_items_retrying`, whose condition it repeats (each database must see it).
 _FIRST_RETRY = select(func.min(_ITEMS.c.retry_at)).where(
+    text("delivered_at IS NULL AND retry_at IS NOT NULL"),
     _ITEMS.c.conversation_id.is_not(None),
-    _ITEMS.c.delivered_at.is_(None),
     _ITEMS.c.retry_at > NOW,
     not_in_list(_ITEMS.c.conversation_id, "skip"),
 )
