@@ -20,7 +20,7 @@ from datetime import timedelta, tzinfo
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.assistant.visibility import owner_identity
-from bot.host.backoff import backoff, error_line, one_line
+from bot.host.backoff import backoff, error_line, log_failure, one_line
 from bot.services import Services
 from storage.models import Conversation
 from storage.repos import conversations, inbox, outbox
@@ -76,21 +76,13 @@ async def record_failed_turn(services: Services, conversation_id: int, exc: Exce
         parked = [item for item in failed if item.parked]
         for item in parked:
             await _tell(tx, services, item, error)
-    first = any(item.attempts == 1 for item in failed)
-    log.warning(
-        "bot turn in conversation %s failed (items %s, %s): %s",
-        conversation_id,
-        [item.id for item in failed],
-        ", ".join(
-            f"{item.id} parked"
-            if item.parked
-            else f"{item.id} tried again in {retry_in(item.attempts).total_seconds():g}s"
-            for item in failed
-        )
-        or "nothing waiting",
-        error,
-        exc_info=cause if first else None,  # the traceback once per item, not on each retry
+    fates = ", ".join(
+        f"item {item.id} parked"
+        if item.parked
+        else f"item {item.id} tried again in {retry_in(item.attempts).total_seconds():g}s"
+        for item in failed
     )
+    log_failure(log, f"bot turn in conversation {conversation_id} failed ({fates})", cause)
     if parked:
         services.notifier.wake_local(outbox.OUTBOX_TOPIC)
 

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.host.backoff import backoff, error_line
+from bot.host.backoff import backoff, error_line, log_failure
 from bot.host.renewal import renewed
 from bot.host.workers import PoolWorker
 from storage import claims
@@ -102,7 +102,7 @@ class OutboxSender(PoolWorker[Claimed], ABC):
             try:
                 await self.deliver(row)
             except Exception as exc:
-                log.warning("outbox %s: delivery raised", row.id, exc_info=exc)
+                log_failure(log, f"outbox {row.id}: delivery raised", exc)
                 if row.claims < MAX_CLAIMS:
                     await self._retry_later(row, error_line(exc))
                 else:

@@ -17,7 +17,7 @@ from bot.channels.ingest import INBOX_TOPIC
 from bot.discovery.passes import Pass, discovery_briefing, judgement_briefing
 from bot.discovery.repeats import repeat_of
 from bot.discovery.tools import EmittedFinding, PassContext
-from bot.host.backoff import error_line
+from bot.host.backoff import error_line, log_failure
 from bot.host.notify import Notifier
 from bot.memory import recall
 from storage.db import Database
@@ -66,7 +66,7 @@ class RoundRunner:
         try:
             return await self._run(round_, state, now)
         except Exception as exc:
-            log.warning("discovery round %s raised", round_.id, exc_info=exc)
+            log_failure(log, f"discovery round {round_.id} raised", exc)
             return await self._fail(round_, error_line(exc))
 
     async def _run(

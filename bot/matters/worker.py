@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.host.backoff import error_line
+from bot.host.backoff import error_line, log_failure
 from bot.host.workers import PoolWorker
 from bot.matters.service import TOPIC, MatterService
 from bot.matters.turn import MatterTurn
@@ -76,7 +76,7 @@ class MatterWorker(PoolWorker[Claimed]):
             await self.turn.run(matter)
         except Exception as exc:  # paused and reported, as a turn whose model failed is: run
             # again at once, it would fail again, as fast as the pool can claim it
-            log.warning("matter %s: its turn failed, pausing it", matter.id, exc_info=exc)
+            log_failure(log, f"matter {matter.id}: its turn failed, pausing it", exc)
             await self.matters.pause(matter.id, f"the turn failed: {error_line(exc)}", report=True)
         finally:
             await self._release(matter.id)

@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from bot.host.backoff import log_failure
 from bot.host.notify import Notifier
 from bot.host.workers import Host, PoolWorker, Worker
 from storage.db import Database
@@ -256,3 +257,22 @@ async def test_a_worker_that_always_fails_backs_off_and_logs_one_line_a_failure(
     assert len(records) == worker.calls
     assert [bool(r.exc_info) for r in records][:2] == [True, False]
     assert all("\n" not in r.getMessage() for r in records)
+
+
+def test_a_failure_is_logged_as_one_line_that_says_where_it_was_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def parse(text: str) -> int:
+        return int(text) // 0
+
+    try:
+        parse("99999999999999999999999")
+    except ZeroDivisionError as exc:
+        caplog.set_level(logging.DEBUG, logger="test.failures")
+        log_failure(logging.getLogger("test.failures"), "unit 7 failed", exc)
+    warning, debug = caplog.records
+    assert warning.getMessage() == (
+        "unit 7 failed: ZeroDivisionError: integer division or modulo by zero "
+        f"(at tests/host/test_pool.py:{parse.__code__.co_firstlineno + 1} in parse)"
+    )
+    assert warning.exc_info is None and debug.levelno == logging.DEBUG and debug.exc_info
