@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 RETRY_FIRST, RETRY_MOST = 2.0, 300.0  # seconds before an item that failed is tried again
 PARKED_REPLY = (
     "Sorry, I could not handle this message (it failed {attempts} times), so I have set it "
-    "aside; the owner has been told. Your next messages are answered as usual."
+    "aside; your next messages are answered as usual."
 )
 PARKED_NOTICE = (
     "A message in {chat} could not be handled after {attempts} tries and is parked "
