@@ -9,7 +9,10 @@ A `PoolWorker` splits the two halves: one loop claims (`claim(n)`, as many units
 free slots, in one go), and up to `concurrency` units run side by side, each in a task of its
 own (`work(unit)`). It is for work that mostly waits (a model call takes seconds and no CPU
 here): dozens of units in flight cost one claiming loop, one wake-up wakes one loop, and a
-unit that is not ready yet is simply not claimed, so waiting for it holds no slot.
+unit that is not ready yet is simply not claimed, so waiting for it holds no slot. A unit
+settles its own failure (backed off or parked on its row, `bot/host/backoff.py`); one that
+raises anyway makes the pool claim no faster than the Host's backoff until a unit succeeds,
+so no failure is retried in a hot loop.
 
 While it runs, the Host renews its liveness lease (`storage.claims`): if the process is
 killed, what it had claimed is free for the other replicas (or its restart) within

@@ -92,13 +92,13 @@ class Pending(NamedTuple):
     listed_admin: bool  # its sender (`payload["sender_id"]`) is in the admins table
 
 
-_ADMINS = cast(Table, Admin.__table__)
-# Read with each item: a turn would otherwise ask for every message of its batch, one query
-# each, what the sender's role is.
 # An item that failed waits out its backoff: until then it is not waiting, and the rest of its
 # conversation is answered without it.
 _RETRY_DUE = or_(_ITEMS.c.retry_at.is_(None), _ITEMS.c.retry_at <= NOW)
 
+_ADMINS = cast(Table, Admin.__table__)
+# Read with each item: a turn would otherwise ask for every message of its batch, one query
+# each, what the sender's role is.
 _LISTED_ADMIN = (
     exists()
     .where(_ADMINS.c.open_id == _ITEMS.c.payload["sender_id"].as_string())
