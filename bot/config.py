@@ -170,6 +170,8 @@ class Settings(BaseSettings):
     # the replies keep pace with the acks (benchmarks/conversations.py). The Feishu sender
     # delivers as many at once.
     bot_concurrency: int = Field(default=96, ge=1, le=256)
+    # Failed turns over one inbox item before it is parked (bot/assistant/failures.py).
+    bot_max_attempts: int = Field(default=4, ge=1, le=20)
 
     matters_concurrency: int = Field(default=8, ge=1, le=64)
     matter_turn_timeout: float = Field(default=600.0, gt=0, description="seconds")

@@ -100,6 +100,7 @@ class InboxItem(Base):
             "id",
             "created_at",
             "delivered_at",
+            "retry_at",
             **_partial(_WAITING_FOR_A_CONVERSATION),
         ),
         # The same items in arrival order: the Bot's claim walks them oldest first and stops
@@ -109,6 +110,7 @@ class InboxItem(Base):
             "id",
             "conversation_id",
             "created_at",
+            "retry_at",
             **_partial(_WAITING_FOR_A_CONVERSATION),
         ),
         Index(
@@ -120,6 +122,16 @@ class InboxItem(Base):
         # The newest notices handled: without it, every user message ever received was read
         # to find the few notices among them.
         Index("ix_inbox_items_handled_notices", "id", **_partial(HANDLED_NOTICE)),
+        # The items waiting out a backoff after a failed turn (almost always none): when the
+        # first is due, without reading every waiting item.
+        Index(
+            "ix_inbox_items_retrying",
+            "retry_at",
+            "conversation_id",
+            **_partial("delivered_at IS NULL AND retry_at IS NOT NULL"),
+        ),
+        # The parked items /status lists, newest first (few, among every item ever).
+        Index("ix_inbox_items_parked", "id", **_partial("parked_at IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -132,6 +144,13 @@ class InboxItem(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     batch_id: Mapped[str | None] = mapped_column(String(64))
+    # Failed turns over this item (storage.repos.inbox.record_failures): it is tried again,
+    # on its own, no sooner than `retry_at`; after a few it is parked (delivered, with
+    # `parked_at`), kept with its error for /status, and the conversation goes on.
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    last_error: Mapped[str | None] = mapped_column(Text)
+    retry_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    parked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class OutboxMessage(Base):

@@ -6,6 +6,7 @@ from datetime import datetime, time
 
 from bot.assistant.access import Role
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.assistant.failures import parked_lines
 from bot.assistant.visibility import USAGE_ELSEWHERE
 from bot.channels.api_usage import ApiUsageCounter
 from storage.repos import admins, inbox, model_calls, outbox
@@ -83,6 +84,7 @@ async def status_report(ctx: CommandContext) -> str:
     async with services.db.read() as tx:
         pending_inbox = await inbox.count_pending(tx, within)
         outbox_states = await outbox.count_unfinished(tx, within)
+        parked = await parked_lines(tx, within, tz)
     states = services.host.status().items()
     pending, failed, uncertain = (
         outbox_states.get(k, 0) for k in ("pending", "failed", "uncertain")
@@ -98,6 +100,7 @@ async def status_report(ctx: CommandContext) -> str:
         f"inbox{where}: {pending_inbox} waiting; outbox{where}: {pending} pending, "
         f"{failed} failed, {uncertain} uncertain",
         f"search ({services.settings.search_backend.value}): {search_problem or 'ok'}",
+        *parked,
     ]
     if not ctx.visibility.sees_usage:
         return "\n".join([*lines, f"model: {model}; {USAGE_ELSEWHERE}"])

@@ -24,6 +24,7 @@ from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry
+from bot.assistant.failures import TurnFailed
 from bot.assistant.holds import TurnHold, TurnTakenOver
 from bot.assistant.prompt import system_prompt
 from bot.assistant.turn_context import (
@@ -83,6 +84,8 @@ class BotTurn:
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
+        except Exception as exc:  # the worker counts it against this batch
+            raise TurnFailed([item.id for item in ctx.batch]) from exc
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
 
@@ -233,7 +236,7 @@ async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Star
     ours = [s for s, ok in zip(starting, taken, strict=True) if ok]
     ids = [s.conversation_id for s in ours]
     convs = await conversations.for_turns(tx, ids)
-    waiting = await inbox.pending_for_conversations(tx, ids)
+    waiting = await inbox.pending_for_conversations(tx, ids, now=utcnow())
     await holds.give_back(tx, [s.hold for s in ours if s.conversation_id not in waiting])
     begun = {
         s.conversation_id: s.turn._begin(

@@ -140,7 +140,8 @@ class TurnContext:
         # other turns' replies and ends), with the other turns' asking there, not in a read
         # transaction of its own, which cost as much as the rest of the turn's start.
         rows = await self.services.db.grouped(Together(_pending_of_each, conv.id))
-        fresh = [BatchItem.of(row) for row in rows if row.id not in known]
+        # Not an item retried after a failure: that one is tried on its own turn.
+        fresh = [BatchItem.of(row) for row in rows if row.id not in known and not row.attempts]
         assign_roles(settings, conv.platform, fresh)
         fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:

@@ -13,7 +13,9 @@ first transaction and given back in its last (`ConversationLease`, the turn's `T
 A conversation whose lease another turn holds (another replica's, or one that took it over)
 is not claimed again for `HELD_ELSEWHERE` seconds: the holder answers what waits there once
 its turn ends, and until then a claim would find it ready and the lease taken, again and
-again.
+again. A turn that fails is counted against its batch (bot/assistant/failures.py): backed
+off, tried again on its own, parked after `MAKA_BOT_MAX_ATTEMPTS`; the conversation is free
+again at once for whatever else waits there.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from datetime import datetime, timedelta
 
 from bot.agent.tools import ToolRegistry
 from bot.assistant.commands import CommandRegistry
+from bot.assistant.failures import record_failed_turn
 from bot.assistant.turn import BotTurn
 from bot.assistant.turn_context import TurnContext
 from bot.channels.ingest import INBOX_TOPIC
@@ -125,6 +128,8 @@ class BotWorker(PoolWorker[int]):
             ):
                 await self.turn.run(conversation_id, lease)
             ended = True  # the turn gave the lease back in its last transaction
+        except Exception as exc:  # backed off or parked before the conversation is free
+            await record_failed_turn(self.services, conversation_id, exc)
         finally:  # every mark is undone, whatever the turn did: a mark left behind would
             self._busy.discard(conversation_id)  # make this process skip it for good
             if lease.held_elsewhere:

@@ -18,6 +18,7 @@ from bot.channels.ingest import INBOX_TOPIC
 from bot.discovery.passes import Pass, discovery_briefing, judgement_briefing
 from bot.discovery.repeats import repeat_of
 from bot.discovery.tools import EmittedFinding, PassContext
+from bot.host.backoff import error_line, log_failure
 from bot.host.notify import Notifier
 from bot.memory import recall
 from storage.db import Database
@@ -60,7 +61,18 @@ class RoundRunner:
     async def run(
         self, round_: DiscoveryRound, state: DiscoveryState, now: datetime
     ) -> RoundOutcome:
-        """`now` is the beat's time (findings are stamped with it)."""
+        """`now` is the beat's time (findings are stamped with it). A pass that raises fails
+        the round, as one that ends badly does: left open, every beat ran it again, and its
+        model calls with it (a killed process's round, cancelled, stays open and resumes)."""
+        try:
+            return await self._run(round_, state, now)
+        except Exception as exc:
+            log_failure(log, f"discovery round {round_.id} raised", exc)
+            return await self._fail(round_, error_line(exc))
+
+    async def _run(
+        self, round_: DiscoveryRound, state: DiscoveryState, now: datetime
+    ) -> RoundOutcome:
         if round_.phase == "discovery":
             ctx = self._context(round_, "discovery")
             async with self.db.read() as tx:

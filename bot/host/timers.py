@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.host.backoff import backoff, error_line, log_failure
 from bot.host.notify import Notifier
 from bot.host.workers import Worker
 from storage.db import Database
@@ -23,6 +24,7 @@ from storage.repos import timers as repo
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
+RETRY_MOST = 3600.0  # seconds: the longest wait before a failed timer is fired again
 
 TOPIC = "timers"
 TimerHandler = Callable[[AsyncSession, Timer], Awaitable[None]]
@@ -98,15 +100,16 @@ class TimerWorker(Worker):
                 assert timer is not None
                 await handler(tx, timer)
         except Exception as exc:
-            log.exception("timer %s (%s) failed", key, kind)
+            log_failure(log, f"timer {key} ({kind}) failed", exc)
             give_up = handler is None or attempts + 1 >= self.max_attempts
-            retry_at = None if give_up else utcnow() + timedelta(seconds=2 ** (attempts + 1))
+            wait = backoff(attempts + 1, first=2.0, most=RETRY_MOST)
+            retry_at = None if give_up else utcnow() + timedelta(seconds=wait)
             async with db.write() as tx:
                 await repo.record_failure(
                     tx,
                     timer_id,
                     self.owner,
-                    error=f"{type(exc).__name__}: {exc}",
+                    error=error_line(exc),
                     retry_at=retry_at,
                 )
 

@@ -9,7 +9,10 @@ A `PoolWorker` splits the two halves: one loop claims (`claim(n)`, as many units
 free slots, in one go), and up to `concurrency` units run side by side, each in a task of its
 own (`work(unit)`). It is for work that mostly waits (a model call takes seconds and no CPU
 here): dozens of units in flight cost one claiming loop, one wake-up wakes one loop, and a
-unit that is not ready yet is simply not claimed, so waiting for it holds no slot.
+unit that is not ready yet is simply not claimed, so waiting for it holds no slot. A unit
+settles its own failure (backed off or parked on its row, `bot/host/backoff.py`); one that
+raises anyway makes the pool claim no faster than the Host's backoff until a unit succeeds,
+so no failure is retried in a hot loop.
 
 While it runs, the Host renews its liveness lease (`storage.claims`): if the process is
 killed, what it had claimed is free for the other replicas (or its restart) within
@@ -32,6 +35,7 @@ from typing import Generic, TypeVar
 
 from prometheus_client import Counter
 
+from bot.host.backoff import backoff, error_line
 from bot.host.notify import Notifier
 from storage import claims
 from storage.db import Database
@@ -120,12 +124,23 @@ class WorkerState:
     freed: asyncio.Event = field(default_factory=asyncio.Event)  # a unit ended: claim again
     last_error: str | None = None
     errors: int = 0
+    unit_failures: int = 0  # a PoolWorker's units that failed in a row (its claims back off)
 
     def count_error(self, exc: BaseException) -> None:
+        """Counted, and logged in one line; the traceback only when the error is new (the
+        same failure again, after a backoff, adds a line, not a page)."""
+        error = error_line(exc)
+        repeated = error == self.last_error
         self.errors += 1
-        self.last_error = f"{type(exc).__name__}: {exc}"
+        self.last_error = error
         WORKER_ERRORS.labels(self.worker.name).inc()
-        log.exception("worker %s failed", self.worker.name, exc_info=exc)
+        log.warning(
+            "worker %s failed (%d so far): %s",
+            self.worker.name,
+            self.errors,
+            error,
+            exc_info=None if repeated else exc,
+        )
 
     @property
     def alive(self) -> bool:
@@ -228,6 +243,11 @@ class Host:
                 await slots.acquire()
                 held += 1
             state.freed.clear()
+            if state.unit_failures:  # its units keep failing: claim no faster than the backoff
+                await self._back_off(worker, state.unit_failures)
+                if self.stopping:
+                    _release(slots, held)
+                    break
             with self.notifier.subscribe(worker.topics) as sub:
                 try:
                     units = await worker.claim(held)
@@ -260,7 +280,9 @@ class Host:
     ) -> None:
         try:
             await worker.work(unit)
-        except Exception as exc:
+            state.unit_failures = 0
+        except Exception as exc:  # a unit should settle its own failure; this one did not
+            state.unit_failures += 1
             state.count_error(exc)
         finally:
             slots.release()
@@ -288,7 +310,7 @@ class Host:
         every input must not spin); past it, a wake-up of the worker's topics ends the wait:
         someone committed, so the database is back (after an outage the backoff has grown,
         and waiting it out would delay every answer)."""
-        delay = min(MAX_BACKOFF, BACKOFF_START * 2**failures)
+        delay = backoff(failures + 1, first=BACKOFF_START, most=MAX_BACKOFF)
         floor = min(delay, 1.0)
         await self._sleep(floor)
         if self.stopping:

@@ -1,7 +1,8 @@
 """Scheduling Matters: at most MAKA_MATTERS_CONCURRENCY turns at once in this process (the
 Host's pool: one loop claims, the turns run side by side, mostly waiting for the model); a
 due wake (a persisted Host timer) or new input makes a Matter runnable; a Matter found
-mid-turn after a restart is paused and reported, not blindly re-run."""
+mid-turn after a restart is paused and reported, not blindly re-run; so is one whose turn
+raised (a bug, an input nothing expected), where running it again would only fail again."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
+from bot.host.backoff import error_line, log_failure
 from bot.host.workers import PoolWorker
 from bot.matters.service import TOPIC, MatterService
 from bot.matters.turn import MatterTurn
@@ -72,6 +74,10 @@ class MatterWorker(PoolWorker[Claimed]):
             return
         try:
             await self.turn.run(matter)
+        except Exception as exc:  # paused and reported, as a turn whose model failed is: run
+            # again at once, it would fail again, as fast as the pool can claim it
+            log_failure(log, f"matter {matter.id}: its turn failed, pausing it", exc)
+            await self.matters.pause(matter.id, f"the turn failed: {error_line(exc)}", report=True)
         finally:
             await self._release(matter.id)
 

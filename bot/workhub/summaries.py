@@ -26,6 +26,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from bot.agent.framing import quote_data
+from bot.host.backoff import error_line
 from bot.host.notify import Notifier
 from bot.host.workers import Worker
 from bot.llm.client import ModelClient
@@ -153,11 +154,12 @@ class SummaryWorker(Worker):
             return True
         try:
             text = await self._summarize(name, objective or "", previous, [e.text for e in events])
-        except ModelError as exc:
-            log.warning("summary of Session %s failed, retrying later: %s", session_id, exc)
+        except Exception as exc:  # the model's or not: recorded, and tried after RETRY_AFTER
+            error = str(exc) if isinstance(exc, ModelError) else error_line(exc)
+            log.warning("summary of Session %s failed, retrying later: %s", session_id, error)
             async with self.db.write() as tx:
                 await workhub.postpone_refresh(
-                    tx, session_id, self.owner, error=str(exc), retry_at=utcnow() + RETRY_AFTER
+                    tx, session_id, self.owner, error=error, retry_at=utcnow() + RETRY_AFTER
                 )
             return True
         async with self.db.write() as tx:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, cast
@@ -27,7 +27,7 @@ from storage.claims import NOW
 from storage.models import HANDLED_NOTICE, Admin, InboxItem
 from storage.repos._lists import in_list, not_in_list
 from storage.repos._upsert import insert_for
-from storage.types import UTCDateTime
+from storage.types import UTCDateTime, utcnow
 
 _ITEMS = cast(Table, InboxItem.__table__)
 
@@ -88,8 +88,13 @@ class Pending(NamedTuple):
     kind: str
     payload: dict[str, Any]
     created_at: datetime
+    attempts: int  # failed turns over it so far
     listed_admin: bool  # its sender (`payload["sender_id"]`) is in the admins table
 
+
+# An item that failed waits out its backoff: until then it is not waiting, and the rest of its
+# conversation is answered without it.
+_RETRY_DUE = or_(_ITEMS.c.retry_at.is_(None), _ITEMS.c.retry_at <= NOW)
 
 _ADMINS = cast(Table, Admin.__table__)
 # Read with each item: a turn would otherwise ask for every message of its batch, one query
@@ -102,10 +107,10 @@ _LISTED_ADMIN = (
 
 
 async def pending_for_conversation(
-    tx: AsyncSession, conversation_id: int, limit: int = 100
+    tx: AsyncSession, conversation_id: int, limit: int = 100, *, now: datetime | None = None
 ) -> list[Pending]:
-    """A conversation's first `limit` undelivered items, oldest first."""
-    found = await pending_for_conversations(tx, [conversation_id], limit)
+    """A conversation's next batch (`pending_for_conversations`)."""
+    found = await pending_for_conversations(tx, [conversation_id], limit, now=now)
     return found.get(conversation_id, [])
 
 
@@ -125,6 +130,7 @@ _NUMBERED = (
     .where(
         in_list(_ITEMS.c.conversation_id, "conversation_ids"),
         _ITEMS.c.delivered_at.is_(None),
+        _RETRY_DUE,
     )
     .subquery()
 )
@@ -136,17 +142,29 @@ _PENDING_FOR_EACH = (
 
 
 async def pending_for_conversations(
-    tx: AsyncSession, conversation_ids: Collection[int], limit: int = 100
+    tx: AsyncSession,
+    conversation_ids: Collection[int],
+    limit: int = 100,
+    *,
+    now: datetime | None = None,
 ) -> dict[int, list[Pending]]:
-    """`pending_for_conversation` of each, in one statement; a conversation with nothing
-    waiting is left out."""
+    """Each conversation's next batch, in one statement: its first `limit` undelivered items
+    not waiting out a backoff, oldest first; or, when one of them failed before, that one
+    alone (a good message batched with one that fails is answered on its own retry, not
+    parked with it). A conversation with nothing waiting is left out."""
     if not conversation_ids:
         return {}
     found: dict[int, list[Pending]] = {}
-    bound = {"conversation_ids": list(conversation_ids), "limit": limit}
+    bound = {"conversation_ids": list(conversation_ids), "limit": limit, "now": now or utcnow()}
     for row in await tx.execute(_PENDING_FOR_EACH, bound):
-        pending = Pending(row.id, row.kind, row.payload, row.created_at, bool(row.listed_admin))
+        pending = Pending(
+            row.id, row.kind, row.payload, row.created_at, row.attempts, bool(row.listed_admin)
+        )
         found.setdefault(row.conversation_id, []).append(pending)
+    for conversation_id, items in found.items():
+        retried = next((item for item in items if item.attempts), None)
+        if retried is not None:
+            found[conversation_id] = [retried]
     return found
 
 
@@ -158,6 +176,7 @@ async def pending_for_conversations(
 _WAITING_ITEMS = (
     _ITEMS.c.conversation_id.is_not(None),
     _ITEMS.c.delivered_at.is_(None),
+    _RETRY_DUE,
     not_in_list(_ITEMS.c.conversation_id, "skip"),
 )
 _OLDEST, _NEWEST = func.min(_ITEMS.c.created_at), func.max(_ITEMS.c.created_at)
@@ -190,6 +209,7 @@ def _same_conversation_waits(where: ColumnElement[bool]) -> Exists:
             _LATER.c.conversation_id == _ITEMS.c.conversation_id,
             _LATER.c.conversation_id.is_not(None),
             _LATER.c.delivered_at.is_(None),
+            or_(_LATER.c.retry_at.is_(None), _LATER.c.retry_at <= NOW),
             where,
         )
         .exists()
@@ -235,6 +255,7 @@ class Readiness:
     def bound(self, skip: Collection[int]) -> dict[str, object]:
         return {
             "skip": list(skip),
+            "now": self.now,
             "quiet_since": self.now - self.debounce,
             "waited_since": self.now - self.longest,
         }
@@ -253,12 +274,88 @@ async def ready_conversations(
 async def next_ready_at(
     tx: AsyncSession, readiness: Readiness, *, skip: Collection[int]
 ) -> datetime | None:
-    """When the first conversation still gathering its burst (not in `skip`) becomes ready;
-    None if none is."""
-    row = (await tx.execute(_FIRST_GATHERING, readiness.bound(skip))).one()
-    oldest, newest = row
+    """When the first conversation still gathering its burst, or the first item waiting out
+    its backoff (not in `skip`), becomes ready; None if none will."""
+    bound = readiness.bound(skip)
+    oldest, newest = (await tx.execute(_FIRST_GATHERING, bound)).one()
     times = [t + d for t, d in ((oldest, readiness.longest), (newest, readiness.debounce)) if t]
+    if retry := await tx.scalar(_FIRST_RETRY, bound):
+        times.append(retry)
     return min(times, default=None)
+
+
+# Through `ix_inbox_items_retrying`, whose condition it repeats (each database must see it).
+_FIRST_RETRY = select(func.min(_ITEMS.c.retry_at)).where(
+    text("delivered_at IS NULL AND retry_at IS NOT NULL"),
+    _ITEMS.c.conversation_id.is_not(None),
+    _ITEMS.c.retry_at > NOW,
+    not_in_list(_ITEMS.c.conversation_id, "skip"),
+)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """An item a failed turn had in its batch, after the failure was recorded."""
+
+    id: int
+    conversation_id: int | None
+    payload: dict[str, Any]
+    attempts: int
+    parked: bool  # tried often enough: given up on, and the conversation goes on
+
+
+async def record_failures(
+    tx: AsyncSession,
+    item_ids: Collection[int],
+    *,
+    error: str,
+    now: datetime,
+    retry_in: Callable[[int], timedelta],
+    park_after: int,
+) -> list[Failed]:
+    """Count a failed turn against each undelivered item of its batch: tried again no sooner
+    than `retry_in(attempts)`, or parked (delivered, `batch_id` "parked", kept with its
+    error) once it has failed `park_after` times."""
+    rows = (
+        await tx.execute(
+            select(_ITEMS.c.id, _ITEMS.c.conversation_id, _ITEMS.c.payload, _ITEMS.c.attempts)
+            .where(_ITEMS.c.id.in_(list(item_ids)), _ITEMS.c.delivered_at.is_(None))
+            .order_by(_ITEMS.c.id)
+        )
+    ).all()
+    failed: list[Failed] = []
+    for row in rows:
+        attempts = row.attempts + 1
+        parked = attempts >= park_after
+        values: dict[str, Any] = {"attempts": attempts, "last_error": error[:ERROR_CHARS]}
+        if parked:
+            values.update(delivered_at=now, batch_id=PARKED, parked_at=now, retry_at=None)
+        else:
+            values["retry_at"] = now + retry_in(attempts)
+        await tx.execute(update(_ITEMS).where(_ITEMS.c.id == row.id).values(**values))
+        failed.append(Failed(row.id, row.conversation_id, row.payload, attempts, parked))
+    return failed
+
+
+PARKED = "parked"  # the batch id of a parked item
+ERROR_CHARS = 2000
+
+
+async def parked(
+    tx: AsyncSession, limit: int, conversation_id: int | None = None
+) -> list[InboxItem]:
+    """The newest parked items (`ix_inbox_items_parked`): all of them, or one conversation's."""
+    stmt = select(InboxItem).where(InboxItem.parked_at.is_not(None))
+    if conversation_id is not None:
+        stmt = stmt.where(InboxItem.conversation_id == conversation_id)
+    return list((await tx.scalars(stmt.order_by(InboxItem.id.desc()).limit(limit))).all())
+
+
+async def count_parked(tx: AsyncSession, conversation_id: int | None = None) -> int:
+    stmt = select(func.count(InboxItem.id)).where(InboxItem.parked_at.is_not(None))
+    if conversation_id is not None:
+        stmt = stmt.where(InboxItem.conversation_id == conversation_id)
+    return int(await tx.scalar(stmt) or 0)
 
 
 async def mark_delivered(

@@ -215,3 +215,26 @@ async def test_a_bad_note_is_refused_with_a_reason_and_nothing_is_written(
     judged = [m.content or "" for m in w.judgement.requests[-1][0] if m.role == "tool"]
     assert "error: a finding needs its evidence: at least one ref" in judged[0]
     assert await notes(db) == 0 and await w.findings() == []
+
+
+async def test_a_pass_that_raises_fails_its_round_once_instead_of_every_beat(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the round stayed open, and every beat after it ran Discovery's model again."""
+    w = DiscoveryWorld(db, tmp_path)
+    await w.owner_dm()
+    await w.add_record("Li: I will send the budget report by Friday", MORNING)
+    w.discovery.add(end_pass())
+
+    async def raising(*_args: object) -> object:
+        raise OverflowError("value out of int64 range")
+
+    monkeypatch.setattr(w.runner.judgement, "run", raising)
+    beat = await w.beat(MORNING)
+    assert beat.round is not None and beat.round.phase == "failed"
+    calls = w.calls
+    for minute in range(1, 6):  # the beats a loop would run next
+        assert (await w.beat(MORNING + timedelta(minutes=minute))).did == "idle"
+    assert w.calls == calls
+    [round_] = await w.rounds()
+    assert round_.phase == "failed" and "OverflowError: value out of int64 range" in round_.reason

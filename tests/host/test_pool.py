@@ -5,9 +5,13 @@ lets units in hand finish within the grace period and cancels the rest."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
+import pytest
+
+from bot.host.backoff import log_failure
 from bot.host.notify import Notifier
-from bot.host.workers import Host, PoolWorker
+from bot.host.workers import Host, PoolWorker, Worker
 from storage.db import Database
 from tests.waiting import wait_until
 
@@ -184,3 +188,91 @@ async def test_a_pool_whose_idle_wait_fails_keeps_its_size(db: Database) -> None
 
     await wait_until(all_done, what="every unit done")
     await host.stop(grace=1)
+
+
+async def test_a_pool_whose_units_keep_failing_backs_off_before_each_claim(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit that raises (a worker that does not settle its own failures) does not make the
+    pool claim again at once: each claim after a failure waits a backoff that grows with the
+    failures in a row, and a unit done resets it. (Before, the failed unit's work was
+    claimed again the moment its slot was free: a hot loop.)"""
+    worker = Units(total=10_000, concurrency=1, failing=frozenset(range(1, 6)))
+    host = pool_host(db, worker)
+    backoffs: list[int] = []
+
+    async def back_off(_worker: object, failures: int) -> None:
+        backoffs.append(failures)  # counted, not waited: the test decides when time passes
+
+    monkeypatch.setattr(host, "_back_off", back_off)
+    await host.start()
+
+    async def six_claims() -> bool:
+        worker.release.get(6, asyncio.Event()).set()  # the sixth unit succeeds
+        return worker.claims >= 7
+
+    await wait_until(six_claims, what="the pool to claim past its failing units")
+    await host.stop(grace=1)
+    assert backoffs[:5] == [1, 2, 3, 4, 5]  # before each claim after a failure, growing
+    assert len(backoffs) == 5  # none once a unit was done
+    assert host.status()["units"].errors == 5
+
+
+async def test_a_worker_that_always_fails_backs_off_and_logs_one_line_a_failure(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The backstop under every loop worker (followers, sync, summaries, discovery, indexes):
+    a run that raises waits a backoff growing with the failures in a row before the next,
+    and the log has the traceback once, then one line a failure."""
+
+    class AlwaysFails(Worker):
+        name = "always-fails"
+        calls = 0
+
+        async def run_once(self) -> bool:
+            self.calls += 1
+            raise OverflowError("value out of int64 range")
+
+    worker = AlwaysFails()
+    host = Host(db, Notifier(), poll_interval=0.05)
+    host.add(worker)
+    backoffs: list[int] = []
+
+    async def back_off(_worker: object, failures: int) -> None:
+        backoffs.append(failures)  # counted, not waited
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(host, "_back_off", back_off)
+    caplog.set_level(logging.WARNING, logger="bot.host.workers")
+    await host.start()
+
+    async def five_runs() -> bool:
+        return worker.calls >= 5
+
+    await wait_until(five_runs, what="five runs of the failing worker")
+    await host.stop(grace=1)
+    assert backoffs[:5] == [1, 2, 3, 4, 5]
+    assert len(backoffs) >= worker.calls - 1  # no run without a backoff before it
+    records = [r for r in caplog.records if r.name == "bot.host.workers"]
+    assert len(records) == worker.calls
+    assert [bool(r.exc_info) for r in records][:2] == [True, False]
+    assert all("\n" not in r.getMessage() for r in records)
+
+
+def test_a_failure_is_logged_as_one_line_that_says_where_it_was_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def parse(text: str) -> int:
+        return int(text) // 0
+
+    try:
+        parse("99999999999999999999999")
+    except ZeroDivisionError as exc:
+        caplog.set_level(logging.DEBUG, logger="test.failures")
+        log_failure(logging.getLogger("test.failures"), "unit 7 failed", exc)
+    warning, debug = caplog.records
+    assert warning.getMessage() == (
+        "unit 7 failed: ZeroDivisionError: integer division or modulo by zero "
+        f"(at tests/host/test_pool.py:{parse.__code__.co_firstlineno + 1} in parse)"
+    )
+    assert warning.exc_info is None and debug.levelno == logging.DEBUG and debug.exc_info

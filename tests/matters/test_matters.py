@@ -7,12 +7,15 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select, update
 
 from bot.assistant.component import Assistant
 from bot.llm.types import Message
 from bot.matters.rules import Disposition, SettleRequest
+from bot.matters.service import TOPIC as MATTERS_TOPIC
 from bot.matters.service import MatterService
+from bot.matters.turn import MatterTurn
 from storage.db import create_database
 from storage.models import InboxItem, Matter, Timer
 from storage.repos import sessions
@@ -385,3 +388,29 @@ async def test_the_agent_may_be_rejected_any_number_of_times_and_goes_on_with_th
     assert matter is not None and matter.last_error is None and matter.revision == 1
     assert matter.waiting_for == "the release build at 18:00"
     assert matter.rejection_count == 2  # counted, each without a new revision
+
+
+async def test_a_matter_whose_turn_always_raises_is_paused_once_not_run_again(
+    make_world: WorldFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the failed turn released the Matter still active, and the pool claimed it again
+    at once: a model-calling loop. Now it is paused with its error and reported, once."""
+    runs: list[int] = []
+
+    async def failing_run(self: MatterTurn, matter: Matter) -> None:
+        runs.append(matter.id)
+        raise OverflowError("int too big to convert")
+
+    monkeypatch.setattr(MatterTurn, "run", failing_run)
+    model = RoutedModel()
+    model.add("bot", send("send_user", {"text": "A task is paused."}), send("sleep", {}))
+    async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
+        session_id = await _delegate(w, "reconcile the invoices")
+        await _status(w, session_id, "paused")
+        await replies(w, 1)  # the report reached the owner, and the world is quiet
+        matter = await _matter(w, session_id)
+        await w.app.services.notifier.notify(MATTERS_TOPIC)  # a wake-up claims nothing more
+        await quiet(w)
+    assert matter is not None
+    assert matter.last_error == "the turn failed: OverflowError: int too big to convert"
+    assert runs == [matter.id]

@@ -329,3 +329,27 @@ async def test_a_ref_or_revision_no_row_can_have_comes_back_to_the_indexer_as_an
     assert "error: invalid arguments: expected_revision: Input should be less" in errors[2]
     assert [e.key for e in await w.entries()] == ["li"]
     assert (await w.index()).covered_cursor > 0
+
+
+async def test_a_turn_that_raises_is_recorded_and_not_run_again_until_the_retry(
+    db: Database, model: ScriptedProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the exception left the index due, and every cycle ran the turn again."""
+    w = World(db, model)
+    await add_records(db, 3)
+    await w.create()
+    turns: list[int] = []
+
+    async def raising_turn(_self: IndexerTurn, index: MemoryIndex, _ctx: object) -> object:
+        turns.append(index.id)
+        raise OverflowError("value out of int64 range")
+
+    monkeypatch.setattr(IndexerTurn, "run", raising_turn)
+    assert await w.worker.run_once()
+    for _ in range(5):  # the cycles a busy loop would run next: none finds the index due
+        assert not await w.worker.run_once()
+    index = await w.index()
+    assert len(turns) == 1
+    assert index.status == "maintenance_failed"
+    assert index.last_error == "OverflowError: value out of int64 range"
+    assert index.next_check_at is not None and index.next_check_at > utcnow()

@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 from pathlib import Path
 
+import pytest
 from prometheus_client import REGISTRY
 
+from bot.host.notify import Notifier
+from bot.host.workers import Host
 from bot.llm.scripted import ScriptedProvider
 from bot.memory.search import SearchService
-from storage.db import create_database
+from bot.memory.session_index import INDEX_SOURCE, SessionIndexer, SessionIndexWorker
+from storage.db import Database, create_database
 from storage.models import Session
 from storage.repos import sessions
+from storage.repos import sources as source_repo
 from storage.search import SearchDocument, SearchError, SearchFilters, SearchHit
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, say_in_group, send
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import WorldFactory
+from tests.seed import owner_dm, task_session
 from tests.waiting import wait_until
 
 MAKA = [sys.executable, "-m", "bot.cli.main"]
@@ -165,3 +172,39 @@ async def test_search_rebuild_restores_the_index_from_the_database(
     assert [h["kind"] for h in hits] == ["session_user"]
     code, out = await _cli(["search", "getUserName", "--session", "999999", "--json"], env)
     assert json.loads(out[out.index("[") :]) == []
+
+
+async def test_a_follower_whose_backend_always_refuses_backs_off_and_logs_a_line_a_try(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The search follower keeps its rows (they are retried, never skipped), so a backend
+    that refuses them is waited out: each try after a backoff that grows with the failures,
+    the error on its checkpoint row, and one log line a try (the traceback once)."""
+    async with db.write() as s:
+        task = await task_session(s, await owner_dm(s), "export")
+        await sessions.append_events(s, task.id, [("user", "it took 14 minutes", None)], utcnow())
+    worker = SessionIndexWorker(db, SessionIndexer(db, SearchService(BrokenIndex())), "me")
+    host = Host(db, Notifier(), poll_interval=0.05)
+    host.add(worker)
+    backoffs: list[int] = []
+
+    async def back_off(_worker: object, failures: int) -> None:
+        backoffs.append(failures)  # counted, not waited: the test decides when time passes
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(host, "_back_off", back_off)
+    caplog.set_level(logging.WARNING, logger="bot.host.workers")
+    await host.start()
+
+    async def four_tries() -> bool:
+        return len(backoffs) >= 4
+
+    await wait_until(four_tries, what="four failed tries of the follower")
+    await host.stop(grace=1)
+    assert backoffs[:4] == [1, 2, 3, 4]
+    records = [r for r in caplog.records if r.name == "bot.host.workers"]
+    assert len(records) == len(backoffs)  # one line a try
+    assert [bool(r.exc_info) for r in records].count(True) == 1
+    async with db.read() as s:
+        checkpoint = await source_repo.get(s, INDEX_SOURCE)
+    assert checkpoint is not None and "refused 1 session events" in (checkpoint.last_error or "")

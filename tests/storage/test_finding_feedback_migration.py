@@ -23,7 +23,7 @@ async def test_earlier_feedback_survives_the_move_to_finding_feedback_and_back(
     now = utcnow()
     at = bindparam("at", type_=UTCDateTime())
     try:
-        await migrate(db, "0017")
+        await migrate(db, "0018")
         async with db.write() as s:
             await s.execute(
                 text("INSERT INTO discovery_rounds (id, phase, reason, watermark, findings, "
@@ -50,7 +50,7 @@ async def test_earlier_feedback_survives_the_move_to_finding_feedback_and_back(
         assert [(f.status, f.message_id) for f in findings] == [("delivered", None)] * 2
 
         async with db.engine.begin() as conn:
-            await conn.run_sync(lambda c: command.downgrade(alembic_config(c), "0017"))
+            await conn.run_sync(lambda c: command.downgrade(alembic_config(c), "0018"))
         async with db.read() as s:
             back = (await s.execute(text("SELECT feedback FROM findings ORDER BY id"))).all()
         assert [row[0] for row in back] == [WORDS, None]

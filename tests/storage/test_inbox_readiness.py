@@ -109,3 +109,30 @@ async def test_on_postgresql_the_claim_is_one_pass_over_the_waiting_items_whatev
     assert "Nested Loop" not in plan and "SubPlan" not in plan, plan
     assert "Aggregate" in plan, plan
     assert await _ready(db, limit=3) == sorted(chat.values())[:3]
+
+
+async def test_an_item_in_backoff_makes_nothing_ready_until_due_and_later_input_goes_past_it(
+    db: Database,
+) -> None:
+    chat = await _chats(db, "poisoned")
+    poison = await _say(db, chat["poisoned"], 5)
+    async with db.write() as tx:  # its turn failed: tried again in 30 s
+        [failed] = await inbox.record_failures(
+            tx, [poison], error="OverflowError", now=NOW,
+            retry_in=lambda _attempts: timedelta(seconds=30), park_after=3,
+        )  # fmt: skip
+    assert failed.attempts == 1 and not failed.parked
+    assert await _ready(db) == []
+    async with db.read() as tx:
+        assert await inbox.next_ready_at(tx, WINDOW, skip=()) == NOW + timedelta(seconds=30)
+
+    later = await _say(db, chat["poisoned"], 2)  # the next message: answered meanwhile
+    assert await _ready(db) == [chat["poisoned"]]
+    async with db.read() as tx:
+        assert [
+            p.id for p in await inbox.pending_for_conversation(tx, chat["poisoned"], now=NOW)
+        ] == [later]
+        due = NOW + timedelta(seconds=31)  # once due, the failed item is tried on its own
+        assert [
+            p.id for p in await inbox.pending_for_conversation(tx, chat["poisoned"], now=due)
+        ] == [poison]

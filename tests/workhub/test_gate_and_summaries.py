@@ -350,3 +350,35 @@ async def test_the_summary_is_written_from_the_objective_and_the_tasks_own_log(
     [prompt] = seen
     assert "Keep the nightly export under 10 minutes" in prompt
     assert "it took 14 minutes today" in prompt
+
+
+async def test_a_summary_that_raises_is_recorded_and_not_tried_again_until_its_retry(
+    db: Database, tmp_path: Path
+) -> None:
+    """Before, anything but a model error left the job claimed and unrecorded until its
+    lease lapsed, and then it ran again; now it is postponed with its error, as a model
+    error is."""
+    _, ids = await _seed(db, 1)
+    sid = ids[0]
+    async with db.write() as s:
+        await sessions.append_events(s, sid, [("user", "it took 14 minutes today", None)], utcnow())
+    await record_completion(db, Notifier(), sid, "turn-1")
+    calls: list[int] = []
+
+    def raising(_messages: list[Message], _tools: list[ToolSpec]) -> object:
+        calls.append(1)
+        raise OverflowError("value out of int64 range")
+
+    worker = SummaryWorker(
+        db,
+        ModelClient(ScriptedProvider([raising] * 5), MemoryRecorder()),
+        SearchService(EmbeddedSearchIndex(tmp_path / "idx")),
+        "me",
+    )
+    assert await worker.run_once()
+    for _ in range(3):  # the cycles a loop would run next: the job is not due
+        assert not await worker.run_once()
+    async with db.read() as s:
+        row = await s.get(SessionSummary, sid)
+    assert len(calls) == 1
+    assert row is not None and "value out of int64 range" in (row.last_error or "")

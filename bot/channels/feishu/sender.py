@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.channels.feishu.api import FeishuApi, FeishuApiError, FeishuUnreachable
 from bot.channels.feishu.content import render
 from bot.channels.ingest import INBOX_TOPIC
-from bot.channels.outbox_sender import Claimed, OutboxSender
+from bot.channels.outbox_sender import MAX_CLAIMS, Claimed, OutboxSender
 from bot.host.notify import Notifier
 from sources.feishu.sdk import (
     CreateMessageRequest,
@@ -39,7 +39,6 @@ PLATFORM = "feishu"
 UUID_WINDOW = timedelta(minutes=55)  # Feishu dedupes a uuid for 1 hour; keep a margin
 # The message replied to was withdrawn or no longer exists: post in the chat instead.
 REPLY_TARGET_GONE = frozenset({230011, 231003, 99992354})
-MAX_CLAIMS = 8  # deliveries of one row before it is given up
 SENT = Counter("maka_outbox_deliveries_total", "Outbox rows settled", ["platform", "state"])
 
 
@@ -170,17 +169,8 @@ class FeishuSender(OutboxSender):
         resp = await self.api.call("im.message.reply", lambda opt: self.api.send(request, opt))
         return str(resp.data.get("message_id") or "")
 
-    async def _retry_later(self, row: Claimed, error: str) -> None:
-        delay = min(600.0, 5.0 * 2 ** (row.claims - 1))
-        log.warning("outbox %s: will retry in %.0fs: %s", row.id, delay, error)
-        async with self.db.write() as tx:
-            await outbox.retry_later(
-                tx,
-                row.id,
-                self.instance_id,
-                at=utcnow() + timedelta(seconds=delay),
-                error=error,
-            )
+    async def _give_up(self, row: Claimed, error: str) -> None:
+        await self._settle(row, outbox.UNCERTAIN, error)  # the owner is told
 
     async def _settle(
         self, row: Claimed, state: str, error: str | None, message_ids: list[str] | None = None

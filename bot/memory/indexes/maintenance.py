@@ -24,6 +24,7 @@ from datetime import datetime, timedelta, tzinfo
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.host.backoff import error_line, log_failure
 from bot.host.workers import Worker
 from bot.memory.indexes.service import TOPIC, IndexService
 from bot.memory.indexes.tools import IndexerContext
@@ -73,6 +74,10 @@ class IndexMaintenanceWorker(Worker):
                 return False
         try:
             await self.maintain(claimed)
+        except Exception as exc:  # recorded and retried after RETRY_AFTER, like a failed
+            # turn: raised, it left the index due, and the loop ran its model turn again
+            log_failure(log, f"maintaining index {claimed.id} failed", exc)
+            await self._fail(claimed, "maintenance_failed", error_line(exc))
         finally:
             async with self.db.write() as tx:
                 await claims.release_rows(tx, MemoryIndex, self.owner, [claimed.id])

@@ -67,6 +67,7 @@ def render(report: StatusReport) -> str:
         ("Matters", _rows(report.matters, "No long-running tasks.")),
         ("Discovery", _rows(report.discovery, "")),
         ("Outbox", _rows(report.outbox, "")),
+        ("Parked input", _rows(report.parked, "Nothing parked: every input was handled.")),
         (
             "Said on its own (why)",
             _rows(report.unasked, "Nothing yet: findings, task results and notices show here."),

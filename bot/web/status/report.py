@@ -16,6 +16,7 @@ from bot.discovery.commands import defaults_of
 from bot.discovery.delivery import settle_deliveries
 from bot.discovery.passes import PURPOSES as DISCOVERY_PURPOSES
 from bot.discovery.schedule import start_of_day
+from bot.host.backoff import one_line
 from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
@@ -27,6 +28,8 @@ from storage.types import utcnow
 
 DAYS = 14
 UNASKED_SHOWN = 10
+PARKED_SHOWN = 10
+ERROR_SHOWN = 300
 ROLES = {  # model call purpose -> who made it
     "bot_turn": "Bot",
     "matter_turn": "task agents",
@@ -67,6 +70,7 @@ class StatusReport(BaseModel):
     matters: list[Item]
     discovery: list[Item]
     outbox: list[Item]
+    parked: list[Item] = []  # input that failed every try, set aside (newest first)
     unasked: list[Item]  # what the assistant said on its own lately, and why
     model_usage: list[DayUsage]
     feishu_api: list[ApiDay]
@@ -75,7 +79,14 @@ class StatusReport(BaseModel):
 
     @property
     def red_count(self) -> int:
-        groups = (self.sources, self.indexes, self.matters, self.discovery, self.outbox)
+        groups = (
+            self.sources,
+            self.indexes,
+            self.matters,
+            self.discovery,
+            self.outbox,
+            self.parked,
+        )
         return sum(1 for group in groups for item in group if item.red)
 
 
@@ -90,6 +101,7 @@ async def build_report(services: Services) -> StatusReport:
         matters=await _matters(services, tz),
         discovery=await _discovery(services, tz, now),
         outbox=await _outbox(services),
+        parked=await _parked(services, tz),
         unasked=await _unasked(services, tz),
         model_usage=await _model_usage(services, tz, now),
         feishu_api=api_days,
@@ -273,6 +285,23 @@ async def _outbox(services: Services) -> list[Item]:
         n = states.get(state, 0)
         items.append(Item(name=state, state=str(n), red=n > 0, hint=hint if n else ""))
     return items
+
+
+async def _parked(services: Services, tz: tzinfo) -> list[Item]:
+    """Inbox items parked after failing every try (bot/assistant/failures.py), with why."""
+    async with services.db.read() as tx:
+        rows = await inbox.parked(tx, PARKED_SHOWN)
+    return [
+        Item(
+            name=f"item {row.id} (conversation {row.conversation_id})",
+            state=f"{row.kind}, {row.attempts} tries, parked {_when(row.parked_at, tz)}",
+            detail=one_line(row.last_error or "", ERROR_SHOWN),
+            red=True,
+            hint="it failed every try and was set aside (its chat and the owner were told); "
+            "the log has the traceback of its first failure",
+        )
+        for row in rows
+    ]
 
 
 async def _unasked(services: Services, tz: tzinfo) -> list[Item]:

@@ -7,7 +7,7 @@ the owner's next words in the DM whatever they were about (kept here as kind `wo
 `message_reactions`: reactions added to messages, once per event.
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-12-05 12:40:00
 """
 
@@ -19,7 +19,7 @@ from alembic import op
 import storage.types
 
 revision: str = "0019"
-down_revision: str | None = "0017"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
