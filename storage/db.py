@@ -183,6 +183,19 @@ class Database:
         async with self.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
+    async def problem(self, deadline: float) -> str | None:
+        """Why the database cannot be used right now, in one line; None if a ping on a new
+        connection is answered within `deadline` seconds. Asked after a failure, to tell an
+        outage (wait for it) from a bug (report it)."""
+        try:
+            async with asyncio.timeout(deadline):
+                await self.ping()
+        except TimeoutError:
+            return f"no answer to a ping within {deadline:g} s"
+        except Exception as exc:
+            return describe_error(exc, self.url)
+        return None
+
     async def reach(self) -> None:
         """Connect once, at start-up: raise DatabaseNotReady (one line) when that fails."""
         try:
@@ -211,6 +224,14 @@ async def _commit_or_rollback(tx: AsyncSession) -> AsyncIterator[None]:
         await tx.rollback()
         raise
     await tx.commit()
+
+
+def lost_connection(exc: BaseException) -> str | None:
+    """A pooled connection that died with the server (a ping on a new one may already
+    succeed again): SQLAlchemy marks the error and drops the pool's connections."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return f"the connection was lost ({describe_error(exc)})"
+    return None
 
 
 def describe_error(exc: BaseException, url: str | None = None) -> str:

@@ -10,6 +10,10 @@ After `MAKA_BOT_MAX_ATTEMPTS` failures the item is parked: kept, with its error,
 and the status page; the chat is told in one line that its message could not be handled, and
 the owner (in their DM) which message and why. The state is in the database, so a restart
 brings no loop back.
+
+A failure that was the database's (the turn's connection died with the server, or the
+database does not answer a ping now) is no fault of the input: it is backed off the same way
+but not counted, so an outage or a restart of PostgreSQL parks no one's message.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.assistant.visibility import owner_identity
 from bot.host.backoff import backoff, error_line, log_failure, one_line
 from bot.services import Services
+from storage.db import lost_connection
 from storage.models import Conversation
 from storage.repos import conversations, inbox, outbox
 from storage.types import utcnow
@@ -29,6 +34,7 @@ from storage.types import utcnow
 log = logging.getLogger(__name__)
 
 RETRY_FIRST, RETRY_MOST = 2.0, 300.0  # seconds before an item that failed is tried again
+PING_DEADLINE = 3.0  # seconds the database gets to answer, to tell an outage from a bug
 PARKED_REPLY = (
     "Sorry, I could not handle this message (it failed {attempts} times), so I have set it "
     "aside; your next messages are answered as usual."
@@ -58,6 +64,7 @@ async def record_failed_turn(services: Services, conversation_id: int, exc: Exce
     Raises when the database cannot record it (the Host then backs the worker off)."""
     cause = exc.__cause__ if isinstance(exc, TurnFailed) and exc.__cause__ else exc
     error = error_line(cause)
+    outage = lost_connection(cause) or await services.db.problem(PING_DEADLINE)
     now = utcnow()
     async with services.db.write() as tx:
         if isinstance(exc, TurnFailed):
@@ -72,6 +79,7 @@ async def record_failed_turn(services: Services, conversation_id: int, exc: Exce
             now=now,
             retry_in=retry_in,
             park_after=services.settings.bot_max_attempts,
+            counted=outage is None,
         )
         parked = [item for item in failed if item.parked]
         for item in parked:
@@ -82,7 +90,8 @@ async def record_failed_turn(services: Services, conversation_id: int, exc: Exce
         else f"item {item.id} tried again in {retry_in(item.attempts).total_seconds():g}s"
         for item in failed
     )
-    log_failure(log, f"bot turn in conversation {conversation_id} failed ({fates})", cause)
+    blame = f"; the database's ({outage}), not counted" if outage else ""
+    log_failure(log, f"bot turn in conversation {conversation_id} failed ({fates}{blame})", cause)
     if parked:
         services.notifier.wake_local(outbox.OUTBOX_TOPIC)
 

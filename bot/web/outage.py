@@ -19,9 +19,8 @@ from html import escape
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
-from sqlalchemy.exc import DBAPIError
 
-from storage.db import Database, describe_error
+from storage.db import Database, lost_connection
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +51,8 @@ def answer_outages(database: DatabaseOf, *, deadline: float | None = None) -> Mi
         except web.HTTPException:
             raise
         except Exception as exc:
-            problem = await database_problem(database()) or _lost_connection(exc)
+            db = database()
+            problem = (await db.problem(PING_DEADLINE) if db else None) or lost_connection(exc)
             if problem is None and not isinstance(exc, TimeoutError):
                 raise  # the database answers: a bug of ours, logged by aiohttp as a 500
             title = UNREACHABLE if problem else f"no answer within {limit:g} s"
@@ -61,28 +61,6 @@ def answer_outages(database: DatabaseOf, *, deadline: float | None = None) -> Mi
             return unavailable(request, title, detail)
 
     return outages
-
-
-def _lost_connection(exc: Exception) -> str | None:
-    """A pooled connection that died with the server (the ping, on a new one, may already
-    succeed again): SQLAlchemy marks the error and drops the pool's connections."""
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return f"the connection was lost ({describe_error(exc)})"
-    return None
-
-
-async def database_problem(db: Database | None) -> str | None:
-    """Why the database cannot be used right now, in one line; None if it answers."""
-    if db is None:
-        return None
-    try:
-        async with asyncio.timeout(PING_DEADLINE):
-            await db.ping()
-    except TimeoutError:
-        return f"no answer to a ping within {PING_DEADLINE:g} s"
-    except Exception as exc:
-        return describe_error(exc, db.url)
-    return None
 
 
 def unavailable(request: web.Request, title: str, detail: str) -> web.Response:

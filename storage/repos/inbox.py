@@ -312,10 +312,12 @@ async def record_failures(
     now: datetime,
     retry_in: Callable[[int], timedelta],
     park_after: int,
+    counted: bool = True,
 ) -> list[Failed]:
     """Count a failed turn against each undelivered item of its batch: tried again no sooner
     than `retry_in(attempts)`, or parked (delivered, `batch_id` "parked", kept with its
-    error) once it has failed `park_after` times."""
+    error) once it has failed `park_after` times. Not `counted` (the failure was an outage,
+    not the item's): backed off as after its last failure, never parked for it."""
     rows = (
         await tx.execute(
             select(_ITEMS.c.id, _ITEMS.c.conversation_id, _ITEMS.c.payload, _ITEMS.c.attempts)
@@ -325,13 +327,13 @@ async def record_failures(
     ).all()
     failed: list[Failed] = []
     for row in rows:
-        attempts = row.attempts + 1
-        parked = attempts >= park_after
+        attempts = row.attempts + 1 if counted else row.attempts
+        parked = counted and attempts >= park_after
         values: dict[str, Any] = {"attempts": attempts, "last_error": error[:ERROR_CHARS]}
         if parked:
             values.update(delivered_at=now, batch_id=PARKED, parked_at=now, retry_at=None)
         else:
-            values["retry_at"] = now + retry_in(attempts)
+            values["retry_at"] = now + retry_in(max(1, attempts))
         await tx.execute(update(_ITEMS).where(_ITEMS.c.id == row.id).values(**values))
         failed.append(Failed(row.id, row.conversation_id, row.payload, attempts, parked))
     return failed

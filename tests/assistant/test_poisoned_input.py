@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 
 from bot.assistant import failures
 from bot.assistant.turn import NO_MODEL_REPLY, BotTurn
@@ -139,3 +140,34 @@ async def test_a_parked_item_is_shown_with_its_error_on_status_and_the_status_pa
     assert shown["red"] and shown["name"].startswith(f"item {item.id} ")
     assert shown["detail"] == "OverflowError: Python int too large to convert to SQLite INTEGER"
     assert "Parked input" in page and "Python int too large" in page
+
+
+async def test_a_turn_failed_by_a_lost_database_connection_is_retried_and_never_parked(
+    make_world: WorldFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PostgreSQL restart kills the turn's connection mid-turn: that is the database's
+    failure, not the message's. It is backed off like any failure but not counted, so a
+    restart longer than the tries' backoff parks no one's message; the retry answers it."""
+    tries: list[str] = []
+    real_think = BotTurn._think
+
+    async def think(self: BotTurn, ctx: TurnContext, items: list[BatchItem], context: Any) -> None:
+        tries.append(" ".join(item.text for item in items))
+        if len(tries) <= 3:  # more tries than bot_max_attempts allows
+            raise DBAPIError(
+                "SELECT 1", None, ConnectionResetError("server closed"), connection_invalidated=True
+            )
+        await real_think(self, ctx, items, context)
+
+    monkeypatch.setattr(BotTurn, "_think", think)
+    monkeypatch.setattr(failures, "RETRY_FIRST", 0.05)
+    async with bot_world(make_world, None, bot_max_attempts=2) as w:
+        await say_in_group(w, "ping")
+        await wait_until(lambda: _sent(w, NO_MODEL_REPLY), what="the answer after the outage")
+        await quiet(w)
+        assert await _parked(w) == []
+        async with w.app.services.db.read() as tx:
+            item = (await tx.scalars(select(InboxItem))).one()
+    assert len(tries) == 4
+    assert item.attempts == 0 and item.delivered_at is not None
+    assert item.last_error is not None and "server closed" in item.last_error
