@@ -254,10 +254,10 @@ class MatterService:
             words = str(item.payload.get("request") or item.payload.get("title") or "")
             by_conversation.setdefault(where, []).append(_quoted(words))
         added = False
-        for conversation_id, words in by_conversation.items():
+        for conversation_id, quotes in by_conversation.items():
             text = (
-                f"cancelled, so {len(words)} message(s) handed to it were not acted on: "
-                + "; ".join(words)
+                f"cancelled, so {len(quotes)} message(s) handed to it were not acted on: "
+                + "; ".join(quotes)
             )
             key = f"matter-cancelled-input:{matter.id}:{unread[0].id}:{conversation_id}"
             added = (
