@@ -5,15 +5,24 @@ databases."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 
+from bot.assistant.component import Assistant
 from bot.host.notify import Notifier
-from bot.matters.service import MatterService
+from bot.llm.types import Message
+from bot.matters.service import TOPIC, MatterService
 from storage.db import Database
 from storage.models import InboxItem, Matter
 from storage.repos import matters
+from storage.types import utcnow
+from tests.assistant.support import last_user_text, replies, without_why
+from tests.feishu_world import WorldFactory
+from tests.matters.routed_model import RoutedModel, send
 from tests.matters.test_session_lifecycle import delegate, delegation, header, unread
-from tests.seed import owner_dm
+from tests.seed import owner_dm, task_session
+from tests.waiting import wait_until
 
 
 async def notes_to_the_bot(db: Database) -> list[InboxItem]:
@@ -78,3 +87,38 @@ async def test_input_an_earlier_version_left_in_a_cancelled_matter_is_answered_o
     assert await unread(db, sid) == []
     [note] = await notes_to_the_bot(db)
     assert "1 message(s) handed to it were not acted on: “renew the domain”" in note.payload["text"]
+
+
+async def test_the_user_hears_which_words_a_cancelled_task_left_unread(
+    make_world: WorldFactory,
+) -> None:
+    """Through the running worker and Bot: input an earlier version left in a cancelled
+    Matter is answered before the worker's next claim, and the Bot tells the user."""
+    model = RoutedModel()
+    bot_saw: list[str] = []
+
+    def tell_user(messages: list[Message]) -> Any:
+        bot_saw.append(last_user_text(messages))
+        return send("send_user", {"text": "The offsite task was cancelled: I did not book it."})
+
+    model.add("bot", tell_user, send("sleep", {}))
+    async with make_world(bot=Assistant(), model_provider=model, bot_debounce=0.0) as w:
+        db = w.app.services.db
+        async with db.write() as s:  # one transaction: no turn ever sees it active
+            conv = await owner_dm(s)
+            task = await task_session(s, conv, "offsite")
+            s.add(delegation(task.id, conv.id, "book the train for the offsite", "first"))
+            await s.flush()
+            matter = await matters.adopt(s, task.id, utcnow())
+            assert matter is not None
+            await matters.set_status(s, matter, "cancelled", utcnow())
+        await w.app.services.notifier.notify(TOPIC)
+
+        async def answered() -> bool:
+            return await unread(db, task.id) == []
+
+        await wait_until(answered, timeout=30, what="the cancelled task's input answered")
+        [told] = await replies(w, 1)
+    assert without_why(told) == "The offsite task was cancelled: I did not book it."
+    assert "not acted on: “book the train for the offsite”" in bot_saw[0]
+    assert model.calls["agent"] == 0  # a cancelled task runs no turn
