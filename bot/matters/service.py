@@ -207,6 +207,9 @@ class MatterService:
         return True
 
     async def cancel(self, matter_id: int) -> bool:
+        """Cancel a Matter; input handed to it that it had not read is answered with a note
+        to the Bot (the Session's state changes first: a delegation in flight waits for
+        this transaction, then sees the task cancelled and is refused)."""
         async with self.db.write() as tx:
             matter = await tx.get(Matter, matter_id, with_for_update=True)
             if matter is None or matter.status in (COMPLETED, CANCELLED):
@@ -214,7 +217,53 @@ class MatterService:
             await matters.set_status(tx, matter, CANCELLED, utcnow())
             matter.wakes, matter.next_wake_at = [], None
             await timers.cancel(tx, wake_key(matter.id))
+            noted = await self._answer_unread(tx, matter)
+        if noted:
+            await self.notifier.notify(INBOX_TOPIC)
         return True
+
+    async def answer_cancelled_input(self) -> int:
+        """Input waiting in cancelled Matters (an earlier version left it there) is answered
+        as a cancel answers it, so none waits unseen; how many Matters had some."""
+        async with self.db.read() as tx:
+            found = await matters.cancelled_with_unread(tx)
+        noted = False
+        for matter_id in found:
+            async with self.db.write() as tx:
+                matter = await tx.get(Matter, matter_id, with_for_update=True)
+                if matter is not None and matter.status == CANCELLED:
+                    noted = await self._answer_unread(tx, matter) or noted
+        if noted:
+            await self.notifier.notify(INBOX_TOPIC)
+        return len(found)
+
+    async def _answer_unread(self, tx: AsyncSession, matter: Matter) -> bool:
+        """A cancelled Matter's unread input is marked read, not acted on, and the Bot of each
+        conversation it came from is told which words were not acted on (it tells the user).
+        Whether a note was added."""
+        unread = await matters.unread_items(tx, matter.session_id)
+        if not unread:
+            return False
+        await inbox.mark_delivered(
+            tx, [i.id for i in unread], f"matter-cancelled:{matter.id}", utcnow()
+        )
+        by_conversation: dict[int | None, list[str]] = {}
+        for item in unread:
+            origin = item.payload.get("conversation_id")
+            where = origin if isinstance(origin, int) else matter.conversation_id
+            words = str(item.payload.get("request") or item.payload.get("title") or "")
+            by_conversation.setdefault(where, []).append(_quoted(words))
+        added = False
+        for conversation_id, quotes in by_conversation.items():
+            text = (
+                f"cancelled, so {len(quotes)} message(s) handed to it were not acted on: "
+                + "; ".join(quotes)
+            )
+            key = f"matter-cancelled-input:{matter.id}:{unread[0].id}:{conversation_id}"
+            added = (
+                await self._report_in(tx, matter, "cancelled", text, key, conversation_id) or added
+            )
+        return added
 
     async def report(self, matter_id: int, kind: str, text: str, key: str) -> None:
         async with self.db.write() as tx:
@@ -225,17 +274,25 @@ class MatterService:
             await self.notifier.notify(INBOX_TOPIC)
 
     @staticmethod
-    async def _report_in(tx: AsyncSession, matter: Matter, kind: str, text: str, key: str) -> bool:
+    async def _report_in(
+        tx: AsyncSession,
+        matter: Matter,
+        kind: str,
+        text: str,
+        key: str,
+        conversation_id: int | None = None,
+    ) -> bool:
         """Progress, results, blockers and questions go to the Bot's inbox of the
-        conversation the Matter came from."""
-        if matter.conversation_id is None:
+        conversation the Matter came from (or `conversation_id`)."""
+        conversation_id = conversation_id or matter.conversation_id
+        if conversation_id is None:
             log.warning("matter %s has no conversation to report %s to", matter.id, kind)
             return False
         header = await tx.get(Session, matter.session_id)
         added = await inbox.append(
             tx,
             kind="task_update",
-            conversation_id=matter.conversation_id,
+            conversation_id=conversation_id,
             payload={
                 "matter_id": matter.id,
                 "session_id": matter.session_id,
@@ -247,6 +304,15 @@ class MatterService:
             created_at=utcnow(),
         )
         return added is not None
+
+
+QUOTE_CHARS = 200
+
+
+def _quoted(words: str) -> str:
+    one_line = " ".join(words.split())
+    cut = one_line[:QUOTE_CHARS] + ("…" if len(one_line) > QUOTE_CHARS else "")
+    return f"“{cut}”"
 
 
 async def wake_matter(tx: AsyncSession, timer: Timer) -> None:

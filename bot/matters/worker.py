@@ -53,6 +53,7 @@ class MatterWorker(PoolWorker[Claimed]):
     async def _claim_one(self) -> Claimed | None:
         db = self.services.db
         await self._adopt()
+        await self.matters.answer_cancelled_input()  # input a cancelled Matter will never read
         async with db.read() as tx:
             if not await repo.has_runnable(tx, utcnow()):
                 return None

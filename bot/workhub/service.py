@@ -48,6 +48,10 @@ class Refusal(StrEnum):
     CONFLICT = "action_conflict"
     NOT_ASKED = "new_task_not_requested"
     NAMES_A_TASK = "request_names_a_task"
+    CANCELLED = "candidate_cancelled"
+
+
+CANCELLED_STATE = "cancelled"  # a task Session whose Matter was cancelled (no follow-ups)
 
 
 @dataclass(frozen=True)
@@ -257,6 +261,11 @@ class WorkHub:
         now = utcnow()
         print_ = fingerprint(kind, payload)
         async with self.db.write() as tx:
+            if kind == "delegate" and target is not None:
+                cancelled = await self._cancelled(tx, target)
+                if cancelled is not None:
+                    await tx.rollback()
+                    return cancelled
             if new_session is not None:
                 title, requester = new_session
                 row = Session(
@@ -299,6 +308,22 @@ class WorkHub:
         if logged:  # the search follower indexes the request (routing evidence)
             await self.notifier.notify(SESSION_INDEX_TOPIC)
         return GateResult(True, session_id=target)
+
+    @staticmethod
+    async def _cancelled(tx: AsyncSession, target: int) -> GateResult | None:
+        """A cancelled task takes no follow-ups: its input would wait unread. Read with the
+        row locked, in the write's transaction, so a cancel cannot slip in between (a
+        cancel changes the Session's state in its own transaction: one waits for the other)."""
+        header = await tx.get(Session, target, with_for_update=True)
+        if header is None or header.state != CANCELLED_STATE:
+            return None
+        return GateResult(
+            False,
+            Refusal.CANCELLED,
+            detail=f"the task {header.name!r} was cancelled and takes no follow-ups, so "
+            "nothing was handed to it; tell the user, and start a new task only if their "
+            "words ask for one",
+        )
 
     @staticmethod
     async def _log_request(

@@ -9,11 +9,15 @@ from dataclasses import asdict
 from bot.agent.tools import ToolError, ToolRegistry
 from bot.assistant.asking import asker_of, latest_message
 from bot.assistant.turn_context import BatchItem, TurnContext
-from bot.workhub.candidates import view
+from bot.workhub.candidates import CandidateSet, view
 from bot.workhub.recall import Proposal
-from bot.workhub.service import GateResult, Requester, WorkHub
+from bot.workhub.router import Decision
+from bot.workhub.service import CANCELLED_STATE, GateResult, Refusal, Requester, WorkHub
 
 CLARIFY_HINT = "Do not guess: ask the user which task they mean (or whether to start a new one)."
+# Refusals whose detail already says what to do next (asking which task would not help).
+SELF_EXPLAINED = (Refusal.CANCELLED,)
+CANCELLED_NOTE = "; that task is cancelled and takes no follow-ups: tell the user"
 
 
 def _hub(ctx: TurnContext) -> WorkHub:
@@ -46,14 +50,26 @@ def _result(result: GateResult, done: str) -> str:
     if result.ok:
         return done + (" (already done earlier)" if result.converged else "")
     assert result.refusal is not None
-    raise ToolError(f"{result.refusal.value}: {result.detail}. {CLARIFY_HINT}")
+    hint = "" if result.refusal in SELF_EXPLAINED else f" {CLARIFY_HINT}"
+    raise ToolError(f"{result.refusal.value}: {result.detail}.{hint}")
+
+
+def _proposal(decision: Decision, cset: CandidateSet) -> Proposal:
+    """Recall's proposal as the model reads it; one for a cancelled task says so, since
+    tasks_delegate would refuse it."""
+    proposal = Proposal.of(decision)
+    chosen = cset.by_ref(proposal.ref) if proposal.ref else None
+    if chosen is not None and chosen.meta.state == CANCELLED_STATE:
+        return Proposal(proposal.proposal, proposal.reason + CANCELLED_NOTE, proposal.ref)
+    return proposal
 
 
 async def tasks_candidates(ctx: TurnContext) -> str:
     """List the tasks the user's latest message may belong to: the 32 most recent, with
     name, state (active, waiting, blocked, done, cancelled: a done task takes a follow-up
-    and works again, a cancelled one does not), last activity, a short summary and search
-    evidence for the user's words (a weak hint, not proof), and `recall`: a proposal
+    and works again, a cancelled one does not and tasks_delegate refuses it), last
+    activity, a short summary and search evidence for the user's words (a weak hint, not
+    proof), and `recall`: a proposal
     (existing + ref, new, or clarify) with its reason. You decide; when in doubt ask the
     user. Use the returned candidate_set_id and a candidate's ref with tasks_delegate or
     tasks_status."""
@@ -65,7 +81,7 @@ async def tasks_candidates(ctx: TurnContext) -> str:
         "candidate_set_id": cset.set_id,
         "evidence": cset.evidence_status,
         "candidates": [asdict(view(c, tz)) for c in cset.candidates],
-        "recall": asdict(Proposal.of(decision)) if decision else None,
+        "recall": asdict(_proposal(decision, cset)) if decision else None,
     }
     return json.dumps(body, ensure_ascii=False)
 
@@ -73,8 +89,9 @@ async def tasks_candidates(ctx: TurnContext) -> str:
 async def tasks_delegate(
     ctx: TurnContext, candidate_set_id: str, candidate_ref: str, text: str
 ) -> str:
-    """Hand the user's latest message to an existing task (a ref from tasks_candidates).
-    `text` is your short note for the task; the user's own words are attached for you."""
+    """Hand the user's latest message to an existing task (a ref from tasks_candidates), not
+    a cancelled one. `text` is your short note for the task; the user's own words are
+    attached for you."""
     hub = _hub(ctx)
     payload = {**_user_words(ctx), "note": text}
     result = await hub.delegate(

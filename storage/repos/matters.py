@@ -71,8 +71,28 @@ _CLAIM_RUNNABLE = claim(Matter, _RUNNABLE, [Matter.updated_at, Matter.id])
 async def claim_runnable(
     tx: AsyncSession, *, owner: str, now: datetime, lease: timedelta
 ) -> Matter | None:
+    """The next runnable Matter, claimed for a turn. A Matter at work is active: one woken
+    by new input (done or waiting) becomes active here, so /matters and routing show it
+    working again until its turn settles."""
     rows = await _CLAIM_RUNNABLE.take(tx, limit=1, owner=owner, lease=lease, now=now)
-    return rows[0] if rows else None
+    if not rows:
+        return None
+    matter = rows[0]
+    if matter.status != ACTIVE:
+        await set_status(tx, matter, ACTIVE, now)
+    return matter
+
+
+async def cancelled_with_unread(tx: AsyncSession, limit: int = 20) -> list[int]:
+    """Cancelled Matters with input nobody will read (handed over before the cancel was
+    answered by it; left by an earlier version that did not)."""
+    stmt = (
+        select(Matter.id)
+        .where(Matter.status == CANCELLED, _unread_for_session())
+        .order_by(Matter.id)
+        .limit(limit)
+    )
+    return list((await tx.scalars(stmt)).all())
 
 
 async def sessions_to_adopt(tx: AsyncSession, limit: int = 20) -> list[int]:

@@ -202,3 +202,28 @@ async def test_reviewer_rejections_are_counted_without_a_new_revision(db: Databa
     async with db.read() as s:
         matter = await s.get(Matter, mid)
     assert matter is not None and matter.rejection_count == 2 and matter.revision == 0
+
+
+async def test_a_done_task_given_new_input_is_active_while_it_works(
+    db: Database, tmp_path: Path
+) -> None:
+    service = MatterService(db, Notifier())
+    sid, mid = await delegate(db, "rotate the api keys", "api keys")
+    done = SettleRequest(0, Disposition.COMPLETE, "r", "rotated")
+    await service.settle(mid, done, read_item_ids=await unread(db, sid), result_reported=True)
+    assert await candidates_of(db, tmp_path) == [("api keys", "done")]
+    async with db.write() as s:
+        conv = await owner_dm(s)
+        s.add(delegation(sid, conv.id, "rotate the staging keys too", "follow-up"))
+
+    async with db.write() as s:  # the worker takes it for a turn
+        claimed = await matters.claim_runnable(
+            s, owner="worker", now=utcnow(), lease=timedelta(minutes=5)
+        )
+    assert claimed is not None and claimed.id == mid
+    assert claimed.status == "active"
+    assert await candidates_of(db, tmp_path) == [("api keys", "active")]
+
+    again = SettleRequest(1, Disposition.COMPLETE, "r", "staging rotated too")
+    await service.settle(mid, again, read_item_ids=await unread(db, sid), result_reported=True)
+    assert await candidates_of(db, tmp_path) == [("api keys", "done")]

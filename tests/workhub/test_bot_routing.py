@@ -16,6 +16,7 @@ from bot.llm.types import Message
 from bot.workhub.candidates import build_set
 from bot.workhub.evaluation import load_dataset, session_metas
 from storage.models import InboxItem
+from storage.repos import matters
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, send
 from tests.assistant.support import sleep as sleep_step
@@ -87,6 +88,73 @@ async def test_delegation_carries_the_users_words_from_the_inbox_item(
     assert item.kind == "delegation"
     assert item.payload["request"] == "把 staging 的 Redis 超时问题继续跟进一下"
     assert item.payload["note"] == "user wants a follow-up"
+
+
+async def test_the_bot_is_told_in_one_line_that_a_cancelled_task_takes_no_follow_ups(
+    make_world: WorldFactory,
+) -> None:
+    told: dict[str, str] = {}
+
+    def delegate_to_the_cancelled_one(messages: list[Message]) -> object:
+        framed = messages[-1].content or ""
+        listing = json.loads(framed.split("\n", 1)[1].rsplit("\n", 1)[0])
+        target = next(c for c in listing["candidates"] if c["name"] == "Redis timeout")
+        assert target["state"] == "cancelled"
+        told["recall"] = json.dumps(listing["recall"])
+        return send(
+            "tasks_delegate",
+            {
+                "candidate_set_id": listing["candidate_set_id"],
+                "candidate_ref": target["ref"],
+                "text": "user wants a follow-up",
+            },
+        )
+
+    def tell_the_user(messages: list[Message]) -> object:
+        framed = messages[-1].content or ""  # the tool's answer, framed as data
+        told["result"] = framed.split("\n", 1)[1].rsplit("\n", 1)[0]
+        return send("send_user", {"text": "That task was cancelled; shall I start a new one?"})
+
+    model = RoutedModel()
+    model.add(
+        "bot",
+        send("tasks_candidates", {}),
+        delegate_to_the_cancelled_one,
+        tell_the_user,
+        sleep_step,
+    )
+    async with bot_world(make_world, model) as w:  # type: ignore[arg-type]
+        db = w.app.services.db
+        async with db.write() as s:  # cancelled before any turn ran (one transaction)
+            conv = await owner_dm(s)
+            task = await task_session(s, conv, "Redis timeout")
+            item = InboxItem(
+                session_id=task.id,
+                kind="delegation",
+                payload={"request": "look into the Redis timeouts", "conversation_id": conv.id},
+                dedupe_key="first",
+                created_at=utcnow(),
+            )
+            s.add(item)
+            await s.flush()
+            matter = await matters.adopt(s, task.id, utcnow())
+            assert matter is not None
+            await matters.set_status(s, matter, "cancelled", utcnow())
+            item.delivered_at = utcnow()
+            await task_session(s, conv, "Billing export")
+        await say(w, "Redis timeout 那个再跟进一下")
+        assert await replies(w, 1) == ["That task was cancelled; shall I start a new one?"]
+        await all_delivered(w)
+        async with db.read() as s:
+            items = (
+                await s.scalars(select(InboxItem).where(InboxItem.session_id == task.id))
+            ).all()
+    assert [i.payload["request"] for i in items] == ["look into the Redis timeouts"]
+    result = told["result"]
+    assert result.startswith("error: candidate_cancelled: the task 'Redis timeout' was cancelled")
+    assert "\n" not in result and "which task they mean" not in result
+    recall = json.loads(told["recall"])  # Recall's proposal for those words says so too
+    assert recall["proposal"] == "existing" and "cancelled" in recall["reason"]
 
 
 async def _eval_recall(dataset: Path, *args: str, **env: str) -> dict[str, Any]:

@@ -14,13 +14,14 @@ from bot.host.notify import Notifier
 from bot.llm.client import MemoryRecorder, ModelClient
 from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message, ToolSpec
+from bot.matters.service import MatterService
 from bot.memory.search import SearchService
 from bot.memory.session_index import SessionIndexer, SessionIndexWorker
 from bot.workhub.service import Refusal, Requester, WorkHub
 from bot.workhub.summaries import SummaryWorker, record_completion
 from storage.db import Database
 from storage.models import Conversation, InboxItem, Matter, Session, SessionSummary
-from storage.repos import sessions, workhub
+from storage.repos import matters, operations, sessions, workhub
 from storage.search import SearchFilters
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow
@@ -108,6 +109,62 @@ async def test_a_stale_set_and_an_unknown_ref_are_refused_and_nothing_is_written
     assert stale.refusal is Refusal.STALE and unknown.refusal is Refusal.UNAVAILABLE
     for sid in ids:
         assert await _inbox_of(db, sid) == []
+
+
+async def test_a_message_routed_to_a_cancelled_task_is_refused_and_nothing_is_written(
+    db: Database, tmp_path: Path
+) -> None:
+    requester, ids = await _seed(db)
+    cancelled = ids[1]
+    async with db.write() as s:
+        s.add(
+            InboxItem(
+                session_id=cancelled,
+                kind="delegation",
+                payload={
+                    "request": "migrate the cache",
+                    "conversation_id": requester.conversation_id,
+                },
+                dedupe_key="first",
+                created_at=utcnow(),
+            )
+        )
+        await s.flush()
+        matter = await matters.adopt(s, cancelled, utcnow())
+        assert matter is not None
+    assert await MatterService(db, Notifier()).cancel(matter.id)
+    hub = _hub(db, tmp_path)
+    cset = await hub.candidates(requester)
+    target = next(c for c in cset.candidates if c.meta.id == str(cancelled))
+    assert target.meta.state == "cancelled"  # still a candidate, shown as cancelled
+    async with db.read() as s:
+        log_before = await sessions.events_after(s, cancelled, 0, ("user",))
+
+    result = await hub.delegate(
+        requester,
+        action_id="turn-9:delegate:1",
+        candidate_set_id=cset.set_id,
+        candidate_ref=target.ref,
+        payload={"request": "also warm it up after"},
+    )
+
+    assert not result.ok and result.refusal is Refusal.CANCELLED
+    assert "'task 1' was cancelled and takes no follow-ups" in result.detail
+    assert "new task only if their words ask for one" in result.detail
+    items = await _inbox_of(db, cancelled)
+    assert [i.payload["request"] for i in items] == ["migrate the cache"]  # nothing new
+    async with db.read() as s:
+        assert await operations.get(s, "turn-9:delegate:1") is None
+        assert await sessions.events_after(s, cancelled, 0, ("user",)) == log_before
+    other = next(c for c in cset.candidates if c.meta.id == str(ids[2]))
+    taken = await hub.delegate(  # the same set still routes to a task that is not cancelled
+        requester,
+        action_id="turn-9:delegate:2",
+        candidate_set_id=cset.set_id,
+        candidate_ref=other.ref,
+        payload={"request": "also warm it up after"},
+    )
+    assert taken.ok and taken.session_id == ids[2]
 
 
 async def test_a_task_cannot_route_to_itself(db: Database, tmp_path: Path) -> None:
