@@ -26,6 +26,7 @@ from bot.llm.recording import DatabaseRecorder
 from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer, SessionIndexWorker
 from bot.services import Services
+from bot.web.bad_requests import log_bad_requests_in_one_line
 from bot.web.health import ReadinessCheck, add_health_routes
 from bot.web.login_limits import LOGIN_LIMITS, LoginLimits
 from bot.web.outage import answer_outages
@@ -90,6 +91,7 @@ def create_app(
     """`bot` replaces the Bot (channel tests use a stand-in); `model_provider` replaces the
     configured model (tests use a scripted one)."""
     app = web.Application()
+    log_bad_requests_in_one_line()
     app.middlewares.append(answer_outages(lambda: app[SERVICES].db if SERVICES in app else None))
     app[LOGIN_LIMITS] = LoginLimits()  # one limit for every admin login (bot/web/guard.py)
     checks: dict[str, ReadinessCheck] = {}

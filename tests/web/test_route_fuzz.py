@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -16,16 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.web.guard import COOKIE, cookie_value
 from bot.web.login_limits import LOGIN_LIMITS
+from tests import databases
 from tests.apps import RunningApp, make_settings, running_app
 from tests.echo_responder import EchoComponent
 from tests.fakes import FeishuEventSender, FeishuFake
 from tests.feishu_world import ENCRYPT_KEY, VERIFICATION_TOKEN
 from tests.seed import OWNER
+from tests.waiting import wait_until
 from tests.web.database_outage import switchable
 
 TOKEN = "open-sesame-4711"
@@ -285,3 +289,31 @@ async def test_generated_bodies_and_content_types_are_never_a_5xx(
 
         await asyncio.to_thread(post)  # the app answers on this loop meanwhile
         assert len(statuses) >= 100 and 400 in statuses
+
+
+async def test_a_request_the_http_parser_refuses_is_logged_in_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, sqlite_template: Path, fake: FeishuFake
+) -> None:
+    """aiohttp answers these 400 itself and logged each with the parser's traceback at ERROR
+    (a dozen lines a request, for anyone who can reach the port): now one WARNING line."""
+    database_url = databases.copy_sqlite(sqlite_template, tmp_path / "maka.db")
+    caplog.set_level(logging.WARNING, logger="aiohttp.server")
+    refused = [
+        b"GET /status\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"a" * 20_000 + b"\r\n\r\n",
+    ]
+    async with full_app(tmp_path, database_url, fake) as app:
+        statuses = [await send_raw(app, raw) for raw in refused]
+        await wait_until(
+            lambda: _server_records(caplog, len(refused)), what="aiohttp's log of the two"
+        )
+    records = [r for r in caplog.records if r.name == "aiohttp.server"]
+    assert statuses == [400, 400]
+    assert len(records) == 2, [r.getMessage() for r in records]
+    for record in records:
+        assert record.levelno == logging.WARNING and record.exc_info is None
+        assert "\n" not in record.getMessage() and "answered 400" in record.getMessage()
+
+
+async def _server_records(caplog: pytest.LogCaptureFixture, count: int) -> bool:
+    return sum(r.name == "aiohttp.server" for r in caplog.records) >= count
