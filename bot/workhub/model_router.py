@@ -66,7 +66,10 @@ class ModelRouterAdapter:
         match = _JSON.search(text)
         if match is None:
             raise ValueError("no JSON in the model's answer")
-        answer = json.loads(match.group(0))
+        try:
+            answer = json.loads(match.group(0))
+        except RecursionError:  # json.loads recurses per nesting level
+            raise ValueError("the model's JSON is nested too deeply") from None
         outcome = Outcome(answer["outcome"])
         if outcome is not Outcome.EXISTING:
             return Decision(outcome, reason=str(answer.get("reason") or "model"))

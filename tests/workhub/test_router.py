@@ -6,7 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.llm.client import MemoryRecorder, ModelClient
+from bot.llm.scripted import ScriptedProvider
 from bot.workhub.candidates import Evidence, SessionMeta, build_set
+from bot.workhub.model_router import ModelRouterAdapter
 from bot.workhub.new_task import agrees
 from bot.workhub.router import Outcome, route
 
@@ -150,3 +153,22 @@ def test_another_version_of_the_thing_asked_for_is_not_it() -> None:
 )
 def test_only_a_short_yes_counts_as_agreeing_to_an_offer(reply: str, says_yes: bool) -> None:
     assert agrees(reply) is says_yes
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ['{"outcome": ' + "[" * 50_000 + "]" * 50_000 + "}", '{"outcome": "maybe"}', "{}"],
+)
+async def test_a_model_answer_that_is_no_routing_object_falls_back_to_the_reference_router(
+    answer: str,
+) -> None:
+    """JSON nested past the parser, an unknown outcome, none: the reference router decides,
+    and the turn goes on (the parser's RecursionError failed it)."""
+    model = ScriptedProvider([ScriptedProvider.text(answer)])
+    router = ModelRouterAdapter(ModelClient(model, MemoryRecorder()), UTC)
+    decision = await router(
+        "how is the deploy pipeline going",
+        build_set([s("1", "deploy pipeline", 5)], now=NOW, tz=UTC),
+    )
+    assert decision.fallback is True
+    assert decision.outcome is Outcome.EXISTING and decision.session_id == "1"
