@@ -176,7 +176,10 @@ class Settings(BaseSettings):
     matters_concurrency: int = Field(default=8, ge=1, le=64)
     matter_turn_timeout: float = Field(default=600.0, gt=0, description="seconds")
     # A done or cancelled task quiet this long is archived: no longer a routing candidate.
-    task_archive_after: float = Field(default=30 * 86_400.0, gt=0, description="seconds")
+    # Bounded: `inf` or a span past timedelta's range failed the archiving step every hour.
+    task_archive_after: float = Field(
+        default=30 * 86_400.0, gt=0, le=3650 * 86_400, description="seconds"
+    )
 
     # Memory indexes (bot/memory/indexes/): how often each is checked for new records by
     # default, and how long one indexing turn may take.

@@ -78,6 +78,7 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         ("MAKA_HTTP_PORT", "eighty"),
         ("MAKA_LOG_LEVEL", "LOUD"),
         ("MAKA_TASK_ARCHIVE_AFTER", "a month"),
+        ("MAKA_TASK_ARCHIVE_AFTER", "inf"),
         # infinite, or past their Integer columns: /discovery or /index create failed on them
         ("MAKA_DISCOVERY_BUDGET", "99999999999999999999"),
         ("MAKA_DISCOVERY_INTERVAL", "inf"),
