@@ -9,7 +9,7 @@ so however fast the steps change a card is pushed about once a second with its l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,6 +29,8 @@ PUSH_GAP = timedelta(seconds=1)
 # A turn's card no one has touched this long is left over from a turn that is gone.
 STALE_TURN = timedelta(minutes=15)
 MATTER_OVER = ("completed", "cancelled")
+MAX_STEPS = 20  # lines a card keeps (the latest): a card must stay well under Feishu's 30 KB
+MAX_STEP_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,17 @@ async def show(tx: AsyncSession, desired: Desired, now: datetime) -> bool:
         return False
     card.title, card.steps, card.status = desired.title[:256], list(desired.steps), desired.status
     return _changed(card, now)
+
+
+async def add_step(tx: AsyncSession, desired: Desired, step: str, now: datetime) -> bool:
+    """`step` as the card's latest line (once, if it is the latest already), the card made
+    if it is not there yet, with `desired`'s title and status; True when due to be pushed."""
+    step = step if len(step) <= MAX_STEP_CHARS else step[: MAX_STEP_CHARS - 1] + "…"
+    card = await _locked(tx, desired.key)
+    steps = list(card.steps) if card is not None else []
+    if not steps or steps[-1] != step:
+        steps.append(step)
+    return await show(tx, replace(desired, steps=steps[-MAX_STEPS:]), now)
 
 
 async def finish(
