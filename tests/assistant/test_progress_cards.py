@@ -9,7 +9,7 @@ from sqlalchemy import select
 from bot.llm.scripted import ScriptedProvider
 from storage.models import ProgressCard
 from storage.repos import progress_cards
-from tests.assistant.support import answers, bot_world, cards, quiet, replies, say, send
+from tests.assistant.support import answers_sent, bot_world, cards, quiet, replies, say, send
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
@@ -98,7 +98,7 @@ async def test_a_card_the_fake_refuses_to_create_leaves_exactly_one_answer(
         await quiet(w)
         [row] = await _rows(w)
         assert [m.text for m in w.fake.sent] == ["found it"]
-        assert cards(w) == [] and len(answers(w)) == 1
+        assert cards(w) == [] and len(answers_sent(w)) == 1
         assert row.last_error and "300303" in row.last_error
         assert w.fake.calls(CARDKIT, "POST") == 1, "a refusal is not retried"
 
