@@ -176,6 +176,7 @@ class BotTurn:
             )
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
+            ctx.model_failed = True
             await ctx.send(MODEL_FAILED_REPLY)
 
     def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> int:
@@ -225,6 +226,7 @@ class BotTurn:
             events,
             _tasks_updated(model_items) if ctx.sent else [],
             "\n\n".join(ctx.sent),
+            progress_cards.FAILED if ctx.model_failed else progress_cards.DONE,
         )
         # With the other turns' writes of the moment (their replies, their own ends): alone,
         # each turn's end paid a write transaction of its own. A lost hold is an answer, not an
@@ -291,6 +293,7 @@ class _Ending:
     events: list[tuple[str, str, dict[str, object] | None]]
     tasks_updated: list[int]  # told the user about in `sent`
     sent: str
+    card_status: str  # how its progress card ends, if it has one
 
 
 async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | None]:
@@ -302,7 +305,7 @@ async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | Non
     now = utcnow()
     await inbox.mark_delivered_each(tx, [(e.handled, e.turn_key) for e in ended], now)
     # A turn run again after a crash may end a card its first run made: asked of every turn.
-    await progress_cards.finish_turns(tx, [e.turn_key for e in ended], now)
+    await progress_cards.finish_turns(tx, [(e.turn_key, e.card_status) for e in ended], now)
     logged = [e for e in ended if e.events]
     await sessions.log_each(tx, [(e.session_id, e.events) for e in logged], now)
     for ending in logged:  # what the user was told also goes into the task's own log

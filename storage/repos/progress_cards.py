@@ -123,21 +123,22 @@ async def finish(
     return _changed(card, now)
 
 
-async def finish_turns(tx: AsyncSession, keys: list[str], now: datetime) -> bool:
-    """The cards of turns that ended (their batches handled in `tx`), done: one statement
-    for a group's turns, most of which have no card. True when one is due to be pushed."""
-    if not keys:
+async def finish_turns(tx: AsyncSession, ended: list[tuple[str, str]], now: datetime) -> bool:
+    """The cards of turns that ended (their batches handled in `tx`; each key with how its
+    card ends, done or failed), one statement for a group's turns, most of which have no
+    card. A card that ended so already is left alone. True when one is due to be pushed."""
+    if not ended:
         return False
-    stmt = (
-        select(ProgressCard)
-        .where(ProgressCard.key.in_(keys), ProgressCard.status != DONE)
-        .with_for_update()
-    )
+    status_of = dict(ended)
+    stmt = select(ProgressCard).where(ProgressCard.key.in_(list(status_of))).with_for_update()
     due = False
     for card in (await tx.scalars(stmt)).all():
-        card.status = DONE
-        if not card.steps or card.steps[-1] != DONE:
-            card.steps = [*card.steps, DONE]
+        status = status_of[card.key]
+        if card.status == status:
+            continue
+        card.status = status
+        if not card.steps or card.steps[-1] != status:
+            card.steps = [*card.steps, status]
         due = _changed(card, now) or due
     return due
 

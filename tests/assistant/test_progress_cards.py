@@ -8,8 +8,9 @@ import asyncio
 
 from sqlalchemy import select, update
 
+from bot.assistant.turn import MODEL_FAILED_REPLY
 from bot.llm.scripted import ScriptedProvider
-from bot.llm.types import Message, ToolSpec
+from bot.llm.types import Message, ModelUnavailable, ToolSpec
 from storage.models import ProgressCard
 from storage.repos import progress_cards
 from tests.assistant.support import answers_sent, bot_world, cards, quiet, replies, say, send
@@ -179,3 +180,18 @@ async def test_a_push_cut_short_after_using_a_sequence_jumps_past_it(
     assert row.sequence > 1000, "jumped past the numbers the cut-short push may have used"
     refused = [r for r in w.fake.requests if isinstance(r.response, dict)]
     assert any(r.response.get("code") == 300317 for r in refused)
+
+
+async def test_a_turn_whose_model_fails_after_a_search_ends_its_card_failed(
+    make_world: WorldFactory,
+) -> None:
+    def model_down(_m: list[Message], _t: list[ToolSpec]) -> object:
+        raise ModelUnavailable("the provider is down")
+
+    provider = ScriptedProvider([SEARCH, model_down])
+    async with bot_world(make_world, provider) as w:
+        await say(w, "what did we agree?")
+        assert await replies(w, 1) == [MODEL_FAILED_REPLY]
+        await _card_settled(w, progress_cards.FAILED)
+        [card] = cards(w)
+    assert card.text == "- searching memory\n- failed" and not card.streaming
