@@ -58,6 +58,15 @@ class MatterService:
     async def _card(self, tx: AsyncSession, matter: Matter, step: str, status: str) -> bool:
         return self.cards and await card_step(tx, matter, step, utcnow(), status)
 
+    async def note_on_card(self, matter_id: int, step: str) -> None:
+        """A step of the Matter's work on its card (e.g. "waiting for review")."""
+        if not self.cards:
+            return
+        async with self.db.write() as tx:
+            matter = await tx.get(Matter, matter_id)
+            due = matter is not None and await card_step(tx, matter, step, utcnow())
+        self._card_changed(due)
+
     def _card_changed(self, due: bool) -> None:
         if due:
             self.notifier.wake_local(progress_cards.PROGRESS_TOPIC)

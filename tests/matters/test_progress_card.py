@@ -67,7 +67,9 @@ async def test_a_matters_card_shows_each_settle_and_ends_done_when_it_completes(
         row = await _card_shown(w, card_key(matter_id), progress_cards.DONE)
         assert [without_why(r) for r in await replies(w, 1)] == ["The report is fine."]
         [card] = cards(w)
-    assert card.text == "- started\n- read the report\n- done: the report is fine"
+    assert card.text == (
+        "- started\n- read the report\n- waiting for review\n- done: the report is fine"
+    )
     assert card.title == f"Task #{matter_id}: check the report"
     assert not card.streaming and row.streaming_closed
     assert row.chat_id == "oc_owner_dm"
@@ -90,4 +92,4 @@ async def test_a_cancelled_matters_card_ends_interrupted(make_world: WorldFactor
         assert await MatterService(w.app.services.db, w.app.services.notifier).cancel(matter_id)
         await _card_shown(w, card_key(matter_id), progress_cards.INTERRUPTED)
         [card] = cards(w)
-    assert card.text == "- started\n- waiting: the numbers\n- cancelled"
+    assert card.text == ("- started\n- waiting for review\n- waiting: the numbers\n- cancelled")
