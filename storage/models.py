@@ -622,7 +622,11 @@ class ProgressCard(Base):
     due index holds only cards with work) and keeps pushes about a second apart."""
 
     __tablename__ = "progress_cards"
-    __table_args__ = (Index("ix_progress_cards_due", "platform", "next_attempt_at"),)
+    __table_args__ = (
+        Index("ix_progress_cards_due", "platform", "next_attempt_at"),
+        # The sweep looks for the few cards still working among every card ever made.
+        Index("ix_progress_cards_status", "status"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     key: Mapped[str] = mapped_column(String(64), unique=True)  # the turn key, or matter-<id>

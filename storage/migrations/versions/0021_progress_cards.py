@@ -68,8 +68,10 @@ def upgrade() -> None:
     op.create_index(
         "ix_progress_cards_due", "progress_cards", ["platform", "next_attempt_at"], unique=False
     )
+    op.create_index("ix_progress_cards_status", "progress_cards", ["status"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_progress_cards_status", table_name="progress_cards")
     op.drop_index("ix_progress_cards_due", table_name="progress_cards")
     op.drop_table("progress_cards")
