@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import progress
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds
@@ -26,6 +27,7 @@ from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.failures import TurnFailed
 from bot.assistant.holds import TurnHold, TurnTakenOver
+from bot.assistant.progress import TurnProgress
 from bot.assistant.prompt import system_prompt
 from bot.assistant.turn_context import (
     BatchItem,
@@ -42,7 +44,7 @@ from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
 from storage.db import Together
 from storage.models import Session
-from storage.repos import conversations, inbox, sessions
+from storage.repos import conversations, inbox, progress_cards, sessions
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -85,9 +87,15 @@ class BotTurn:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
         except Exception as exc:  # the worker counts it against this batch
+            if ctx.card_shown:
+                await progress.finish(
+                    services.db, services.notifier, ctx.turn_key, progress_cards.FAILED, "failed"
+                )
             raise TurnFailed([item.id for item in ctx.batch]) from exc
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
+        if ctx.card_shown:  # a card its end marked done (a re-run's is found by the next poll)
+            services.notifier.wake_local(progress_cards.PROGRESS_TOPIC)
 
     def _begin(
         self, conv: conversations.ForTurn, rows: list[inbox.Pending], hold: TurnHold
@@ -159,9 +167,16 @@ class BotTurn:
         ctx.pending_summary = context.new_summary
         loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
         try:
-            await loop.run(ctx, prompt, ended=lambda c: c.ended, shown=TurnContext.mark_shown)
+            await loop.run(
+                ctx,
+                prompt,
+                ended=lambda c: c.ended,
+                shown=TurnContext.mark_shown,
+                on_tool=TurnProgress(ctx).on_tool,
+            )
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
+            ctx.model_failed = True
             await ctx.send(MODEL_FAILED_REPLY)
 
     def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> int:
@@ -211,6 +226,7 @@ class BotTurn:
             events,
             _tasks_updated(model_items) if ctx.sent else [],
             "\n\n".join(ctx.sent),
+            progress_cards.FAILED if ctx.model_failed else progress_cards.DONE,
         )
         # With the other turns' writes of the moment (their replies, their own ends): alone,
         # each turn's end paid a write transaction of its own. A lost hold is an answer, not an
@@ -277,6 +293,7 @@ class _Ending:
     events: list[tuple[str, str, dict[str, object] | None]]
     tasks_updated: list[int]  # told the user about in `sent`
     sent: str
+    card_status: str  # how its progress card ends, if it has one
 
 
 async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | None]:
@@ -287,6 +304,8 @@ async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | Non
     ended = [e for e, ok in zip(endings, given, strict=True) if ok]
     now = utcnow()
     await inbox.mark_delivered_each(tx, [(e.handled, e.turn_key) for e in ended], now)
+    # A turn run again after a crash may end a card its first run made: asked of every turn.
+    await progress_cards.finish_turns(tx, [(e.turn_key, e.card_status) for e in ended], now)
     logged = [e for e in ended if e.events]
     await sessions.log_each(tx, [(e.session_id, e.events) for e in logged], now)
     for ending in logged:  # what the user was told also goes into the task's own log

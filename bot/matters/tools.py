@@ -145,6 +145,7 @@ async def settle(
     except SettleRefused as exc:
         raise ToolError(str(exc)) from None
     if request.disposition is not Disposition.CONTINUE:  # continuing stops nothing: no review
+        await ctx.matters.note_on_card(ctx.matter_id, "waiting for review")
         await _reviewed(ctx, matter, request, unread_before)
     try:
         outcome = await ctx.matters.settle(
