@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
-from bot.assistant import history, holds
+from bot.assistant import history, holds, receipt
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.failures import TurnFailed
@@ -42,7 +42,7 @@ from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
 from storage.db import Together
 from storage.models import Session
-from storage.repos import conversations, inbox, sessions
+from storage.repos import conversations, inbox, outbox, sessions
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -75,17 +75,22 @@ class BotTurn:
         if start is None:
             return
         ctx, direct, for_model = start.ctx, start.direct, start.for_model
+        if start.received:  # the receipt reactions, out within a moment
+            services.notifier.wake_local(outbox.OUTBOX_TOPIC)
         try:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
                 await self._think(ctx, for_model, start.context)
-            logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
+            direct_ids = {item.id for item in direct}
+            logged = await self._commit(ctx, start.coordination, direct_ids, start.received)
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
         except Exception as exc:  # the worker counts it against this batch
             raise TurnFailed([item.id for item in ctx.batch]) from exc
+        if start.received:  # their removal, after the replies
+            services.notifier.wake_local(outbox.OUTBOX_TOPIC)
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
 
@@ -107,7 +112,8 @@ class BotTurn:
             without = answered_without_model(settings, conv.chat_type, item)
             (direct if without else for_model).append(item)
         coordination = conv.coordination_session_id or 0  # 0: made by the start, next
-        return _Start(ctx, direct, for_model, None, coordination)
+        received = receipt.received(settings, for_model)
+        return _Start(ctx, direct, for_model, None, coordination, received)
 
     def _wants_history(self, start: _Start) -> bool:
         return bool(start.for_model) and self.services.model is not None
@@ -178,7 +184,9 @@ class BotTurn:
             self._tools_tokens = (len(specs), estimate_tokens(str([t.parameters for t in specs])))
         return self._tools_tokens[1]
 
-    async def _commit(self, ctx: TurnContext, session_id: int, direct: set[int]) -> bool:
+    async def _commit(
+        self, ctx: TurnContext, session_id: int, direct: set[int], received: list[BatchItem]
+    ) -> bool:
         """Give the hold back, mark the batch delivered and log the turn, in one transaction
         (shared with the other grouped writes of the moment); what the user was told about a
         task's update also goes into that task's own log. Items the model was never shown
@@ -211,6 +219,7 @@ class BotTurn:
             events,
             _tasks_updated(model_items) if ctx.sent else [],
             "\n\n".join(ctx.sent),
+            receipt.unreactions(ctx.conversation, received),
         )
         # With the other turns' writes of the moment (their replies, their own ends): alone,
         # each turn's end paid a write transaction of its own. A lost hold is an answer, not an
@@ -253,6 +262,12 @@ async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Star
     made = await sessions.new_coordinations(tx, new, utcnow())
     for conversation_id, session_id in made.items():
         begun[conversation_id].coordination = session_id
+    # The receipt reactions, in this first write: the sender is woken once it commits.
+    await outbox.enqueue_all(
+        tx,
+        [row for b in begun.values() for row in receipt.reactions(b.ctx.conversation, b.received)],
+        utcnow(),
+    )
     for s in ours:  # read here, not in a read of its own
         start = begun.get(s.conversation_id)
         if start is not None and s.turn._wants_history(start):
@@ -277,6 +292,7 @@ class _Ending:
     events: list[tuple[str, str, dict[str, object] | None]]
     tasks_updated: list[int]  # told the user about in `sent`
     sent: str
+    unreactions: list[dict[str, object]]  # the receipt reactions taken down, after the replies
 
 
 async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | None]:
@@ -289,6 +305,7 @@ async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | Non
     await inbox.mark_delivered_each(tx, [(e.handled, e.turn_key) for e in ended], now)
     logged = [e for e in ended if e.events]
     await sessions.log_each(tx, [(e.session_id, e.events) for e in logged], now)
+    await outbox.enqueue_all(tx, [row for e in ended for row in e.unreactions], now)
     for ending in logged:  # what the user was told also goes into the task's own log
         for task_id in ending.tasks_updated:
             if await tx.get(Session, task_id) is not None:
@@ -307,6 +324,7 @@ class _Start:
     for_model: list[BatchItem]
     context: history.Context | None
     coordination: int
+    received: list[BatchItem]  # the messages given a receipt reaction
 
 
 def _tasks_updated(items: list[BatchItem]) -> list[int]:

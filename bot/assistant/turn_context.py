@@ -56,11 +56,17 @@ class BatchItem:
     ref: str = ""  # what the model calls it: m1, m2 … for messages, n1 … for notices
     role: Role | None = None
     listed_admin: bool = False  # its sender is in the admins table (read with the item)
+    attempts: int = 0  # failed turns over it before this one
 
     @classmethod
     def of(cls, row: inbox.Pending) -> BatchItem:
         return cls(
-            row.id, row.kind, dict(row.payload), row.created_at, listed_admin=row.listed_admin
+            row.id,
+            row.kind,
+            dict(row.payload),
+            row.created_at,
+            listed_admin=row.listed_admin,
+            attempts=row.attempts,
         )
 
     @property

@@ -105,11 +105,22 @@ _defer_package_inits()
 
 # The pieces, each from the module that defines it (a package's own names would run its
 # __init__). Keep this list to what the code uses.
+from lark_oapi.api.im.v1.model.create_message_reaction_request import (
+    CreateMessageReactionRequest,
+)
+from lark_oapi.api.im.v1.model.create_message_reaction_request_body import (
+    CreateMessageReactionRequestBody,
+)
 from lark_oapi.api.im.v1.model.create_message_request import CreateMessageRequest
 from lark_oapi.api.im.v1.model.create_message_request_body import (
     CreateMessageRequestBody,
 )
+from lark_oapi.api.im.v1.model.delete_message_reaction_request import (
+    DeleteMessageReactionRequest,
+)
+from lark_oapi.api.im.v1.model.emoji import Emoji
 from lark_oapi.api.im.v1.model.list_chat_request import ListChatRequest
+from lark_oapi.api.im.v1.model.list_message_reaction_request import ListMessageReactionRequest
 from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import (
@@ -131,10 +142,15 @@ __all__ = [
     "AccessTokenType",
     "BaseRequest",
     "BaseResponse",
+    "CreateMessageReactionRequest",
+    "CreateMessageReactionRequestBody",
     "CreateMessageRequest",
     "CreateMessageRequestBody",
+    "DeleteMessageReactionRequest",
+    "Emoji",
     "HttpMethod",
     "ListChatRequest",
+    "ListMessageReactionRequest",
     "ListMessageRequest",
     "LogLevel",
     "RawResponse",
