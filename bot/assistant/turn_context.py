@@ -34,7 +34,12 @@ NOTICE_HINTS = {
     "finding": "From discovery, for the owner: tell them briefly if it still matters, with its "
     "evidence. You may offer to track it as a task; start one only if they agree.",
 }
-_STRUCTURED = re.compile(r"^(#{1,6} |\|.*\||```)", re.MULTILINE)
+# Markdown structure a card shows and a text message would not: headings, tables, fenced code,
+# lists, links.
+_STRUCTURED = re.compile(
+    r"^(#{1,6} |\|.*\||```|~~~|\s{0,3}([-*+]|\d{1,3}[.)]) \S)|\[[^\]\n]+\]\([^)\s]+\)",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -270,11 +275,9 @@ async def _pending_of_each(
 
 
 def _content(text: str) -> tuple[str, dict[str, Any]]:
-    """Plain text, or a rich-text post when the reply is structured (headings, tables, code)."""
+    """Plain text, or `markdown` when the reply has Markdown structure (the channel shows it
+    as such: a card on Feishu, where a table or code in a text message is pipes and
+    backticks)."""
     if not _STRUCTURED.search(text):
         return "text", {"text": text}
-    lines = text.strip().split("\n\n")
-    title = ""
-    if lines and lines[0].startswith("#"):
-        title = lines.pop(0).lstrip("#").strip()
-    return "post", {"title": title, "paragraphs": lines}
+    return "markdown", {"text": text}
