@@ -8,22 +8,27 @@ out after the turn's replies. Slash commands and refusals get none: they are ans
 once. A turn that fails has the reaction removed; an item parked after its last try gets a
 failure mark instead. Keys hold the item's failed-try count, so a retried turn's reaction is
 a row of its own (and a turn that took another's batch over writes the same keys, once).
-`MAKA_FEISHU_RECEIPT=false` turns it all off.
+`MAKA_FEISHU_RECEIPT=false` turns it all off. Only on Feishu for now (`PLATFORMS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.assistant.turn_context import BatchItem, ConversationView
 from bot.config import Settings
 from storage.models import Conversation, OutboxMessage
 from storage.repos import inbox
 
+if TYPE_CHECKING:  # turn_context uses this module
+    from bot.assistant.turn_context import BatchItem, ConversationView
+
+# The platforms whose messages get it. The console shows outbox rows as they are (a reaction
+# row as "[reaction]") until it renders them as a badge on the message; it joins then.
+PLATFORMS = frozenset({"feishu"})
 TYPING = "Typing"  # emoji_type of Feishu's "typing" reaction (message-reaction emoji list)
 FAILED_MARK = "CrossMark"  # reads as "could not handle this"
 
@@ -48,10 +53,10 @@ def _row(
     }
 
 
-def received(settings: Settings, items: Iterable[BatchItem]) -> list[BatchItem]:
+def received(settings: Settings, platform: str, items: Iterable[BatchItem]) -> list[BatchItem]:
     """The items that get a receipt: messages (the platform's own, with an id) for the
     model. What reaches the Bot's inbox is addressed to it, so nothing else is asked."""
-    if not settings.feishu_receipt:
+    if not settings.feishu_receipt or platform not in PLATFORMS:
         return []
     return [item for item in items if item.is_message and item.message_id]
 
@@ -115,7 +120,7 @@ async def after_failure(
     for key, item in tried.items():
         message = item.payload.get("message_id")
         conv = await tx.get(Conversation, item.conversation_id) if message else None
-        if conv is None:
+        if conv is None or conv.platform not in PLATFORMS:
             continue
         if key in written:
             rows.append(

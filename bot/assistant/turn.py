@@ -75,7 +75,7 @@ class BotTurn:
         if start is None:
             return
         ctx, direct, for_model = start.ctx, start.direct, start.for_model
-        if start.received:  # the receipt reactions, out within a moment
+        if ctx.received:  # the receipt reactions, out within a moment
             services.notifier.wake_local(outbox.OUTBOX_TOPIC)
         try:
             for item in direct:
@@ -83,13 +83,13 @@ class BotTurn:
             if for_model:
                 await self._think(ctx, for_model, start.context)
             direct_ids = {item.id for item in direct}
-            logged = await self._commit(ctx, start.coordination, direct_ids, start.received)
+            logged = await self._commit(ctx, start.coordination, direct_ids)
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
         except Exception as exc:  # the worker counts it against this batch
             raise TurnFailed([item.id for item in ctx.batch]) from exc
-        if start.received:  # their removal, after the replies
+        if ctx.received:  # their removal, after the replies
             services.notifier.wake_local(outbox.OUTBOX_TOPIC)
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
@@ -112,8 +112,8 @@ class BotTurn:
             without = answered_without_model(settings, conv.chat_type, item)
             (direct if without else for_model).append(item)
         coordination = conv.coordination_session_id or 0  # 0: made by the start, next
-        received = receipt.received(settings, for_model)
-        return _Start(ctx, direct, for_model, None, coordination, received)
+        ctx.received = receipt.received(settings, conv.platform, for_model)
+        return _Start(ctx, direct, for_model, None, coordination)
 
     def _wants_history(self, start: _Start) -> bool:
         return bool(start.for_model) and self.services.model is not None
@@ -184,9 +184,7 @@ class BotTurn:
             self._tools_tokens = (len(specs), estimate_tokens(str([t.parameters for t in specs])))
         return self._tools_tokens[1]
 
-    async def _commit(
-        self, ctx: TurnContext, session_id: int, direct: set[int], received: list[BatchItem]
-    ) -> bool:
+    async def _commit(self, ctx: TurnContext, session_id: int, direct: set[int]) -> bool:
         """Give the hold back, mark the batch delivered and log the turn, in one transaction
         (shared with the other grouped writes of the moment); what the user was told about a
         task's update also goes into that task's own log. Items the model was never shown
@@ -219,7 +217,10 @@ class BotTurn:
             events,
             _tasks_updated(model_items) if ctx.sent else [],
             "\n\n".join(ctx.sent),
-            receipt.unreactions(ctx.conversation, received),
+            # Not of items the model never saw: the next turn has them, and their reaction.
+            receipt.unreactions(
+                ctx.conversation, [item for item in ctx.received if item.id not in unshown]
+            ),
         )
         # With the other turns' writes of the moment (their replies, their own ends): alone,
         # each turn's end paid a write transaction of its own. A lost hold is an answer, not an
@@ -263,11 +264,8 @@ async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Star
     for conversation_id, session_id in made.items():
         begun[conversation_id].coordination = session_id
     # The receipt reactions, in this first write: the sender is woken once it commits.
-    await outbox.enqueue_all(
-        tx,
-        [row for b in begun.values() for row in receipt.reactions(b.ctx.conversation, b.received)],
-        utcnow(),
-    )
+    receipts = [receipt.reactions(b.ctx.conversation, b.ctx.received) for b in begun.values()]
+    await outbox.enqueue_all(tx, [row for rows in receipts for row in rows], utcnow())
     for s in ours:  # read here, not in a read of its own
         start = begun.get(s.conversation_id)
         if start is not None and s.turn._wants_history(start):
@@ -324,7 +322,6 @@ class _Start:
     for_model: list[BatchItem]
     context: history.Context | None
     coordination: int
-    received: list[BatchItem]  # the messages given a receipt reaction
 
 
 def _tasks_updated(items: list[BatchItem]) -> list[int]:

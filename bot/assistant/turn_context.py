@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.framing import quote_data
-from bot.assistant import holds
+from bot.assistant import holds, receipt
 from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.holds import TurnHold, TurnTakenOver
@@ -111,6 +111,7 @@ class TurnContext:
     ended: bool = False
     pending_summary: tuple[str, int] | None = None  # (text, covered_seq) to store at commit
     shown: int = 0  # batch items given to the model by its latest call (or at the start)
+    received: list[BatchItem] = field(default_factory=list)  # given a receipt reaction
     _counters: dict[str, int] = field(default_factory=lambda: {"m": 0, "n": 0})
 
     def __post_init__(self) -> None:
@@ -158,7 +159,20 @@ class TurnContext:
         for item in fresh:
             self._assign_ref(item)
         self.batch.extend(fresh)
+        await self._receive(fresh)
         return fresh
+
+    async def _receive(self, items: list[BatchItem]) -> None:
+        """The receipt reactions of messages that joined the turn (with the other grouped
+        writes of the moment); the turn's end takes them down with the others."""
+        new = receipt.received(self.services.settings, self.conversation.platform, items)
+        if not new:
+            return
+        await self.services.db.grouped(
+            Together(_write_rows, receipt.reactions(self.conversation, new))
+        )
+        self.received.extend(new)
+        self.services.notifier.wake_local(outbox.OUTBOX_TOPIC)
 
     async def send(self, text: str, reply_to: str | None = None) -> str:
         target = self._reply_target(reply_to)
@@ -265,6 +279,12 @@ async def _write_replies(tx: AsyncSession, replies: list[_Reply]) -> list[tuple[
         row_id = written.pop(reply.row["idempotency_key"], None) if ok else None
         results.append((ok, row_id))
     return results
+
+
+async def _write_rows(tx: AsyncSession, batches: list[list[dict[str, Any]]]) -> list[None]:
+    """Outbox rows of several turns, in one statement (keys written before are skipped)."""
+    await outbox.enqueue_all(tx, [row for rows in batches for row in rows], utcnow())
+    return [None] * len(batches)
 
 
 async def _pending_of_each(

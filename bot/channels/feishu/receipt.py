@@ -11,6 +11,7 @@ learnt one, and a reaction already gone counts as removed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -34,6 +35,9 @@ log = logging.getLogger(__name__)
 
 REACTION_KINDS = frozenset({"reaction", "unreaction"})
 ATTEMPTS, MAX_WAIT = 2, 1.0  # one delivery and at most one quick retry (rate limit, 5xx)
+# The replies behind a reaction in its chat's lane wait this long at most (the API's own
+# timeout is 15 s a call).
+DEADLINE = 4.0
 REACTION_GONE = frozenset({231007})  # removing a reaction that is not there (delete doc)
 LISTED = 50  # the list API's largest page: the app's own reaction is among a message's few
 RECEIPTS = Counter("maka_receipt_reactions_total", "Receipt reactions settled", ["kind", "outcome"])
@@ -55,12 +59,15 @@ async def deliver_reaction(api: FeishuApi, db: Database, row: Claimed) -> Outcom
     else:
         reactions = _Reactions(api, message_id, emoji)
         try:
-            if row.content_type == "reaction":
-                outcome = await _add(reactions, again=row.claims > 1)
-            else:
-                outcome = await _remove(reactions, db, str(row.content.get("of") or ""))
+            async with asyncio.timeout(DEADLINE):
+                if row.content_type == "reaction":
+                    outcome = await _add(reactions, again=row.claims > 1)
+                else:
+                    outcome = await _remove(reactions, db, str(row.content.get("of") or ""))
         except (FeishuApiError, FeishuUnreachable) as exc:
             outcome = Outcome(outbox.FAILED, str(exc))
+        except TimeoutError:
+            outcome = Outcome(outbox.FAILED, f"Feishu did not answer within {DEADLINE:g}s")
     RECEIPTS.labels(row.content_type, outcome.state).inc()
     if outcome.error:
         log.warning("outbox %s: %s %s not done: %s", row.id, row.content_type, emoji, outcome.error)

@@ -5,6 +5,7 @@ message gets a failure mark."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -14,7 +15,9 @@ from bot.assistant import failures
 from bot.assistant.receipt import FAILED_MARK, TYPING
 from bot.assistant.turn import BotTurn
 from bot.assistant.turn_context import BatchItem, TurnContext
+from bot.channels.feishu import receipt as feishu_receipt
 from bot.llm.scripted import ScriptedProvider
+from bot.llm.types import Message, ToolSpec
 from storage.models import InboxItem, OutboxMessage
 from storage.repos import inbox, outbox
 from storage.types import utcnow
@@ -54,6 +57,7 @@ async def test_a_dm_ping_gets_the_receipt_before_the_reply_and_loses_it_after(
 ) -> None:
     async with bot_world(make_world, _pong()) as w:
         event = await say(w, "ping")
+        assert (await w.events.post(event))[0] == 200  # Feishu delivers it again
         assert await replies(w, 1) == ["pong"]
         message_id = event["event"]["message"]["message_id"]
         log = [(e.action, e.message_id, e.emoji_type) for e in w.fake.reactions_log]
@@ -168,3 +172,52 @@ async def test_a_failed_turn_takes_the_receipt_down_and_a_parked_message_gets_th
         ("add", FAILED_MARK),
     ]
     assert [r.emoji_type for r in w.fake.reactions_on(message_id)] == [FAILED_MARK]
+
+
+async def test_a_message_that_joins_a_running_turn_gets_the_receipt_too(
+    make_world: WorldFactory,
+) -> None:
+    arrived = asyncio.Event()
+
+    async def sleep_after_more_input(_m: list[Message], _t: list[ToolSpec]) -> object:
+        await arrived.wait()
+        return sleep  # refused: new input arrived, and it joins the turn
+
+    provider = ScriptedProvider(
+        [sleep_after_more_input, send("send_user", {"text": "handled both"}), sleep]
+    )
+    async with bot_world(make_world, provider) as w:
+        first = await say(w, "hello")
+        await wait_until(lambda: _asked(provider), what="the turn to reach the model")
+        second = await say(w, "also this")
+
+        async def both_waiting() -> bool:
+            return await w.inbox_items() == 2
+
+        await wait_until(both_waiting, what="the second message in the inbox")
+        arrived.set()
+        assert await replies(w, 1) == ["handled both"]
+    ids = [e["event"]["message"]["message_id"] for e in (first, second)]
+    log = [(e.action, e.message_id) for e in w.fake.reactions_log]
+    assert log == [("add", ids[0]), ("add", ids[1]), ("remove", ids[0]), ("remove", ids[1])]
+
+
+async def test_a_reaction_call_that_hangs_holds_the_reply_back_only_briefly(
+    make_world: WorldFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(feishu_receipt, "DEADLINE", 0.3)
+    async with bot_world(make_world, _pong()) as w:
+        event = w.message("ping", chat_id="oc_owner_dm", sender_open_id=OWNER)
+        message_id = event["event"]["message"]["message_id"]
+        release, _ = w.fake.hold_next(f"/open-apis/im/v1/messages/{message_id}/reactions")
+        try:
+            assert (await w.events.post(event))[0] == 200
+            assert await replies(w, 1) == ["pong"]  # while the reaction call still hangs
+        finally:
+            release.set()
+        [row] = await _rows(w, "reaction")
+    assert row.state == outbox.FAILED and "did not answer" in (row.last_error or "")
+
+
+async def _asked(provider: ScriptedProvider) -> bool:
+    return len(provider.requests) >= 1
