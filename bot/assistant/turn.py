@@ -82,8 +82,7 @@ class BotTurn:
                 await self._answer_directly(ctx, item)
             if for_model:
                 await self._think(ctx, for_model, start.context)
-            direct_ids = {item.id for item in direct}
-            logged = await self._commit(ctx, start.coordination, direct_ids)
+            logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
