@@ -69,10 +69,9 @@ async def test_a_40_kb_plain_reply_arrives_whole_in_order(make_world: WorldFacto
     assert "".join("".join(str(m.text).split()) for m in sent) == "".join(text.split())
 
 
-async def test_the_fake_refuses_a_card_over_30_kb_as_feishu_does(fake: FeishuFake) -> None:
+async def _send_card(fake: FeishuFake, card: dict[str, object]) -> tuple[int, int]:
     app_id, _ = fake.new_app()
     token, _ = fake.issue_token(app_id)
-    card = {"schema": "2.0", "body": {"elements": [{"tag": "markdown", "content": "x" * 31_000}]}}
     body = {"receive_id": "oc_dm", "msg_type": "interactive", "content": json.dumps(card)}
     async with (
         aiohttp.ClientSession() as http,
@@ -82,6 +81,16 @@ async def test_the_fake_refuses_a_card_over_30_kb_as_feishu_does(fake: FeishuFak
             headers={"Authorization": f"Bearer {token}"},
         ) as resp,
     ):
-        status, answer = resp.status, await resp.json()
-    assert (status, answer["code"]) == (400, 230025)
+        return resp.status, int((await resp.json())["code"])
+
+
+async def test_the_fake_refuses_a_card_over_30_kb_as_feishu_does(fake: FeishuFake) -> None:
+    card = {"schema": "2.0", "body": {"elements": [{"tag": "markdown", "content": "x" * 31_000}]}}
+    assert await _send_card(fake, card) == (400, 230025)
+    assert fake.sent == []
+
+
+async def test_the_fake_refuses_a_json_2_card_without_body_elements(fake: FeishuFake) -> None:
+    card = {"schema": "2.0", "elements": [{"tag": "markdown", "content": "hi"}]}  # 1.0's place
+    assert await _send_card(fake, card) == (400, 230099)
     assert fake.sent == []
