@@ -18,7 +18,7 @@ from bot.assistant.turn_context import BatchItem, TurnContext
 from bot.channels.feishu import receipt as feishu_receipt
 from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message, ToolSpec
-from storage.models import InboxItem, OutboxMessage
+from storage.models import ApiUsage, InboxItem, OutboxMessage
 from storage.repos import inbox, outbox
 from storage.types import utcnow
 from tests.assistant.support import bot_world, quiet, replies, say, say_in_group, send, sleep
@@ -68,6 +68,16 @@ async def test_a_dm_ping_gets_the_receipt_before_the_reply_and_loses_it_after(
         assert row.state == outbox.SENT
         assert row.platform_message_ids == [w.fake.reactions_log[0].reaction_id]
         assert [r.state for r in await _rows(w, "unreaction")] == [outbox.SENT]
+
+        async def counted() -> bool:  # in the API quota, like every other call
+            async with w.app.services.db.read() as tx:
+                apis = await tx.scalars(select(ApiUsage.api).where(ApiUsage.api.like("%reaction%")))
+                return sorted(apis.all()) == [
+                    "im.message.reaction.create",
+                    "im.message.reaction.delete",
+                ]
+
+        await wait_until(counted, what="the reaction calls counted in api_usage")
 
 
 async def test_a_reclaimed_reaction_row_reuses_the_reaction_an_earlier_attempt_added(
