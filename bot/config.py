@@ -132,6 +132,8 @@ class Settings(BaseSettings):
     feishu_mode: FeishuMode = FeishuMode.WEBHOOK
     feishu_domain: str = "https://open.feishu.cn"
     feishu_max_event_age: int = Field(default=1800, gt=0, description="seconds")
+    # A reaction on each message the Bot's model is to answer, until the turn ends (issue #39).
+    feishu_receipt: bool = True
 
     # Email, read-only over IMAP (sources/email.py); never sent.
     email_host: str | None = None

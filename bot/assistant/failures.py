@@ -23,6 +23,7 @@ from datetime import timedelta, tzinfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.assistant import receipt
 from bot.assistant.visibility import owner_identity
 from bot.host.backoff import backoff, error_line, log_failure, one_line
 from bot.services import Services
@@ -81,6 +82,8 @@ async def record_failed_turn(services: Services, conversation_id: int, exc: Exce
             park_after=services.settings.bot_max_attempts,
             counted=outage is None,
         )
+        marks = await receipt.after_failure(tx, services.settings, failed, counted=outage is None)
+        await outbox.enqueue_all(tx, marks, now)  # before the parked line, in each chat's lane
         parked = [item for item in failed if item.parked]
         for item in parked:
             await _tell(tx, services, item, error)
@@ -92,7 +95,7 @@ async def record_failed_turn(services: Services, conversation_id: int, exc: Exce
     )
     blame = f"; the database's ({outage}), not counted" if outage else ""
     log_failure(log, f"bot turn in conversation {conversation_id} failed ({fates}{blame})", cause)
-    if parked:
+    if parked or marks:
         services.notifier.wake_local(outbox.OUTBOX_TOPIC)
 
 

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot import progress
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
-from bot.assistant import history, holds
+from bot.assistant import history, holds, receipt
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.failures import TurnFailed
@@ -44,7 +44,7 @@ from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
 from storage.db import Together
 from storage.models import Session
-from storage.repos import conversations, inbox, progress_cards, sessions
+from storage.repos import conversations, inbox, outbox, progress_cards, sessions
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,8 @@ class BotTurn:
         if start is None:
             return
         ctx, direct, for_model = start.ctx, start.direct, start.for_model
+        if ctx.received:  # the receipt reactions, out within a moment
+            services.notifier.wake_local(outbox.OUTBOX_TOPIC)
         try:
             for item in direct:
                 await self._answer_directly(ctx, item)
@@ -92,6 +94,8 @@ class BotTurn:
                     services.db, services.notifier, ctx.turn_key, progress_cards.FAILED, "failed"
                 )
             raise TurnFailed([item.id for item in ctx.batch]) from exc
+        if ctx.received:  # their removal, after the replies
+            services.notifier.wake_local(outbox.OUTBOX_TOPIC)
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
         if ctx.card_shown:  # a card its end marked done (a re-run's is found by the next poll)
@@ -115,6 +119,7 @@ class BotTurn:
             without = answered_without_model(settings, conv.chat_type, item)
             (direct if without else for_model).append(item)
         coordination = conv.coordination_session_id or 0  # 0: made by the start, next
+        ctx.received = receipt.received(settings, conv.platform, for_model)
         return _Start(ctx, direct, for_model, None, coordination)
 
     def _wants_history(self, start: _Start) -> bool:
@@ -227,6 +232,10 @@ class BotTurn:
             _tasks_updated(model_items) if ctx.sent else [],
             "\n\n".join(ctx.sent),
             progress_cards.FAILED if ctx.model_failed else progress_cards.DONE,
+            # Not of items the model never saw: the next turn has them, and their reaction.
+            receipt.unreactions(
+                ctx.conversation, [item for item in ctx.received if item.id not in unshown]
+            ),
         )
         # With the other turns' writes of the moment (their replies, their own ends): alone,
         # each turn's end paid a write transaction of its own. A lost hold is an answer, not an
@@ -269,6 +278,9 @@ async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Star
     made = await sessions.new_coordinations(tx, new, utcnow())
     for conversation_id, session_id in made.items():
         begun[conversation_id].coordination = session_id
+    # The receipt reactions, in this first write: the sender is woken once it commits.
+    receipts = [receipt.reactions(b.ctx.conversation, b.ctx.received) for b in begun.values()]
+    await outbox.enqueue_all(tx, [row for rows in receipts for row in rows], utcnow())
     for s in ours:  # read here, not in a read of its own
         start = begun.get(s.conversation_id)
         if start is not None and s.turn._wants_history(start):
@@ -294,6 +306,7 @@ class _Ending:
     tasks_updated: list[int]  # told the user about in `sent`
     sent: str
     card_status: str  # how its progress card ends, if it has one
+    unreactions: list[dict[str, object]]  # the receipt reactions taken down, after the replies
 
 
 async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | None]:
@@ -308,6 +321,7 @@ async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | Non
     await progress_cards.finish_turns(tx, [(e.turn_key, e.card_status) for e in ended], now)
     logged = [e for e in ended if e.events]
     await sessions.log_each(tx, [(e.session_id, e.events) for e in logged], now)
+    await outbox.enqueue_all(tx, [row for e in ended for row in e.unreactions], now)
     for ending in logged:  # what the user was told also goes into the task's own log
         for task_id in ending.tasks_updated:
             if await tx.get(Session, task_id) is not None:

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.agent.framing import quote_data
-from bot.assistant import holds
+from bot.assistant import holds, receipt
 from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.holds import TurnHold, TurnTakenOver
@@ -34,7 +34,12 @@ NOTICE_HINTS = {
     "finding": "From discovery, for the owner: tell them briefly if it still matters, with its "
     "evidence. You may offer to track it as a task; start one only if they agree.",
 }
-_STRUCTURED = re.compile(r"^(#{1,6} |\|.*\||```)", re.MULTILINE)
+# Markdown structure a card shows and a text message would not: headings, tables, fenced code,
+# lists, links.
+_STRUCTURED = re.compile(
+    r"^(#{1,6} |\|.*\||```|~~~|\s{0,3}([-*+]|\d{1,3}[.)]) \S)|\[[^\]\n]+\]\([^)\s]+\)",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -56,11 +61,17 @@ class BatchItem:
     ref: str = ""  # what the model calls it: m1, m2 … for messages, n1 … for notices
     role: Role | None = None
     listed_admin: bool = False  # its sender is in the admins table (read with the item)
+    attempts: int = 0  # failed turns over it before this one
 
     @classmethod
     def of(cls, row: inbox.Pending) -> BatchItem:
         return cls(
-            row.id, row.kind, dict(row.payload), row.created_at, listed_admin=row.listed_admin
+            row.id,
+            row.kind,
+            dict(row.payload),
+            row.created_at,
+            listed_admin=row.listed_admin,
+            attempts=row.attempts,
         )
 
     @property
@@ -102,6 +113,7 @@ class TurnContext:
     shown: int = 0  # batch items given to the model by its latest call (or at the start)
     card_shown: bool = False  # the turn has a progress card (bot/assistant/progress.py)
     model_failed: bool = False  # the model failed and the user was told so: its card fails
+    received: list[BatchItem] = field(default_factory=list)  # given a receipt reaction
     _counters: dict[str, int] = field(default_factory=lambda: {"m": 0, "n": 0})
 
     def __post_init__(self) -> None:
@@ -149,7 +161,20 @@ class TurnContext:
         for item in fresh:
             self._assign_ref(item)
         self.batch.extend(fresh)
+        await self._receive(fresh)
         return fresh
+
+    async def _receive(self, items: list[BatchItem]) -> None:
+        """The receipt reactions of messages that joined the turn (with the other grouped
+        writes of the moment); the turn's end takes them down with the others."""
+        new = receipt.received(self.services.settings, self.conversation.platform, items)
+        if not new:
+            return
+        await self.services.db.grouped(
+            Together(_write_rows, receipt.reactions(self.conversation, new))
+        )
+        self.received.extend(new)
+        self.services.notifier.wake_local(outbox.OUTBOX_TOPIC)
 
     async def send(self, text: str, reply_to: str | None = None) -> str:
         target = self._reply_target(reply_to)
@@ -258,6 +283,12 @@ async def _write_replies(tx: AsyncSession, replies: list[_Reply]) -> list[tuple[
     return results
 
 
+async def _write_rows(tx: AsyncSession, batches: list[list[dict[str, Any]]]) -> list[None]:
+    """Outbox rows of several turns, in one statement (keys written before are skipped)."""
+    await outbox.enqueue_all(tx, [row for rows in batches for row in rows], utcnow())
+    return [None] * len(batches)
+
+
 async def _pending_of_each(
     tx: AsyncSession, conversation_ids: list[int]
 ) -> list[list[inbox.Pending]]:
@@ -266,11 +297,9 @@ async def _pending_of_each(
 
 
 def _content(text: str) -> tuple[str, dict[str, Any]]:
-    """Plain text, or a rich-text post when the reply is structured (headings, tables, code)."""
+    """Plain text, or `markdown` when the reply has Markdown structure (the channel shows it
+    as such: a card on Feishu, where a table or code in a text message is pipes and
+    backticks)."""
     if not _STRUCTURED.search(text):
         return "text", {"text": text}
-    lines = text.strip().split("\n\n")
-    title = ""
-    if lines and lines[0].startswith("#"):
-        title = lines.pop(0).lstrip("#").strip()
-    return "post", {"title": title, "paragraphs": lines}
+    return "markdown", {"text": text}

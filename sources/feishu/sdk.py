@@ -118,11 +118,22 @@ from lark_oapi.api.cardkit.v1.model.settings_card_request import SettingsCardReq
 from lark_oapi.api.cardkit.v1.model.settings_card_request_body import SettingsCardRequestBody
 from lark_oapi.api.cardkit.v1.model.update_card_request import UpdateCardRequest
 from lark_oapi.api.cardkit.v1.model.update_card_request_body import UpdateCardRequestBody
+from lark_oapi.api.im.v1.model.create_message_reaction_request import (
+    CreateMessageReactionRequest,
+)
+from lark_oapi.api.im.v1.model.create_message_reaction_request_body import (
+    CreateMessageReactionRequestBody,
+)
 from lark_oapi.api.im.v1.model.create_message_request import CreateMessageRequest
 from lark_oapi.api.im.v1.model.create_message_request_body import (
     CreateMessageRequestBody,
 )
+from lark_oapi.api.im.v1.model.delete_message_reaction_request import (
+    DeleteMessageReactionRequest,
+)
+from lark_oapi.api.im.v1.model.emoji import Emoji
 from lark_oapi.api.im.v1.model.list_chat_request import ListChatRequest
+from lark_oapi.api.im.v1.model.list_message_reaction_request import ListMessageReactionRequest
 from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import (
@@ -149,10 +160,15 @@ __all__ = [
     "ContentCardElementRequestBody",
     "CreateCardRequest",
     "CreateCardRequestBody",
+    "CreateMessageReactionRequest",
+    "CreateMessageReactionRequestBody",
     "CreateMessageRequest",
     "CreateMessageRequestBody",
+    "DeleteMessageReactionRequest",
+    "Emoji",
     "HttpMethod",
     "ListChatRequest",
+    "ListMessageReactionRequest",
     "ListMessageRequest",
     "LogLevel",
     "RawResponse",

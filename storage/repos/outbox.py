@@ -251,6 +251,21 @@ async def retry_later(
     )
 
 
+async def sent_ids(tx: AsyncSession, idempotency_key: str) -> list[str] | None:
+    """The platform ids a sent row's delivery stored; None if the row is not sent (or none
+    has that key)."""
+    row = (
+        await tx.execute(
+            select(OutboxMessage.state, OutboxMessage.platform_message_ids).where(
+                OutboxMessage.idempotency_key == idempotency_key
+            )
+        )
+    ).first()
+    if row is None or row.state != SENT:
+        return None
+    return [str(i) for i in row.platform_message_ids or []]
+
+
 async def get(tx: AsyncSession, row_id: int) -> OutboxMessage | None:
     return await tx.get(OutboxMessage, row_id)
 

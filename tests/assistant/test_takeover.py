@@ -73,8 +73,10 @@ async def undelivered(w: FeishuWorld) -> int:
 
 
 async def outbox_rows(w: FeishuWorld) -> int:
+    """The replies written (not the receipt reactions, written as a turn starts)."""
+    replies = OutboxMessage.content_type.not_in(("reaction", "unreaction"))
     async with w.app.services.db.read() as tx:
-        return int(await tx.scalar(select(func.count(OutboxMessage.id))) or 0)
+        return int(await tx.scalar(select(func.count(OutboxMessage.id)).where(replies)) or 0)
 
 
 async def stopped(caplog: pytest.LogCaptureFixture) -> None:

@@ -270,7 +270,11 @@ async def _answered(app: RunningApp, turns: int) -> bool:
         pending = await s.scalar(
             select(func.count(InboxItem.id)).where(InboxItem.delivered_at.is_(None))
         )
-        sent = await s.scalar(select(func.count(OutboxMessage.id)))
+        sent = await s.scalar(  # the replies, not the receipt reactions
+            select(func.count(OutboxMessage.id)).where(
+                OutboxMessage.content_type.not_in(("reaction", "unreaction"))
+            )
+        )
     return pending == 0 and sent == turns
 
 

@@ -1,11 +1,12 @@
 """A loopback Feishu Open API server for tests: real HTTP on 127.0.0.1, documented wire format.
 
 The real lark-oapi SDK (`lark.Client.builder().domain(fake.url)`) and plain aiohttp code talk to
-it. It speaks the subset Maka uses: tenant token, bot info, message create/reply/list, chat list,
-CardKit cards (`feishu_cardkit.py`), and lets a test inject the failures Feishu really produces
-(rate limits, expired tokens, lost responses). Message handling lives in `feishu_im.py`; the
-webhook event client in `feishu_events.py`; data types and error codes (with their doc
-sources) in `feishu_models.py`; the long-connection (WebSocket) mode in `feishu_ws.py`.
+it. It speaks the subset Maka uses: tenant token, bot info, message create/reply/list, chat
+list, reactions, CardKit cards (`feishu_cardkit.py`), and lets a test inject the failures
+Feishu really produces (rate limits, expired tokens, lost responses). Message handling lives
+in `feishu_im.py`, reactions in `feishu_reactions.py`; the webhook event client in
+`feishu_events.py`; data types and error codes (with their doc sources) in
+`feishu_models.py`; the long-connection (WebSocket) mode in `feishu_ws.py`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from .feishu_models import (
     RecordedRequest,
     SentMessage,
 )
+from .feishu_reactions import Reaction, ReactionEvent, ReactionHandlers
 from .feishu_ws import (
     WsClientConfig,
     WsDelivery,
@@ -58,6 +60,8 @@ __all__ = [
     "FeishuFake",
     "HistoryMessage",
     "Mention",
+    "Reaction",
+    "ReactionEvent",
     "RecordedRequest",
     "SentMessage",
     "WsClientConfig",
@@ -107,7 +111,7 @@ class _Fault:
         )
 
 
-class FeishuFake(CardKitHandlers, ImHandlers, WsHandlers):
+class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, WsHandlers):
     """`async with FeishuFake() as fake:` then point clients at `fake.url`.
 
     HTTP statuses: per the message docs every business error is HTTP 400; rate limits are
@@ -128,6 +132,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, WsHandlers):
     ) -> None:
         ImHandlers.__init__(self)
         CardKitHandlers.__init__(self)
+        ReactionHandlers.__init__(self)
         WsHandlers.__init__(self)
         self.bot_open_id = bot_open_id
         self.bot_name = bot_name
@@ -154,6 +159,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, WsHandlers):
         app.router.add_get("/open-apis/bot/v3/info", self._bot_info)
         self.add_im_routes(app)
         self.add_cardkit_routes(app)
+        self.add_reaction_routes(app)
         self.add_ws_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

@@ -98,7 +98,13 @@ def _check_content(msg_type: str, content: str) -> None:
     except ValueError:
         body = None
     if msg_type == "interactive":
-        if not isinstance(body, dict):
+        # Card JSON 2.0 (feishu-cards/card-json-v2-structure) keeps its components in
+        # `body.elements`; a 2.0 card without them does not render and is refused.
+        v2 = isinstance(body, dict) and body.get("schema") == "2.0"
+        body_of = body.get("body") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or (
+            v2 and not (isinstance(body_of, dict) and isinstance(body_of.get("elements"), list))
+        ):
             raise FeishuApiError(
                 CARD_INVALID,
                 detail="ErrCode: 200621; ErrMsg: parse card json "

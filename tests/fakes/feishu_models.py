@@ -2,7 +2,8 @@
 
 Every error code here is quoted from the Feishu Open Platform docs (open.feishu.cn, server-docs):
 `im-v1/message/create` and `.../reply` (error tables: all HTTP 400),
-`api-call-guide/generic-error-code` (the 9999xxxx gateway codes), and
+`api-call-guide/generic-error-code` (the 9999xxxx gateway codes),
+`im-v1/message-reaction/{create,delete,list}` (the 2310xx reaction codes), and
 `api-call-guide/frequency-control` (HTTP 429, code 99991400, headers `x-ogw-ratelimit-limit` /
 `x-ogw-ratelimit-reset`).
 """
@@ -42,6 +43,11 @@ MESSAGE_RECALLED = (230011, "The message is recalled.")
 CHAT_RATE_LIMITED = (230020, "This operation triggers the frequency limit.")
 CONTENT_TOO_LONG = (230025, "The length of the message content reaches its limit.")
 CARD_INVALID = (230099, "Failed to create card content.")
+# message-reaction create/delete/list error tables (HTTP 400). 231007 is the delete doc's
+# code for a reaction that is not there (or not the caller's); the rest are shared.
+REACTION_TYPE_INVALID = (231001, "reaction type is invalid.")
+REACTION_MESSAGE_NOT_FOUND = (231003, "The message is not found, maybe not exist or deleted.")
+REACTION_NOT_FOUND = (231007, "The reaction is not found.")
 # auth/v3: the doc points at the generic table; 10003 "invalid param", and a wrong secret is
 # answered with 10014 "app secret invalid" in every captured response we found.
 APP_INVALID_PARAM = (10003, "invalid param")

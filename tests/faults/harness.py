@@ -317,7 +317,7 @@ class FaultWorld:
             inbox_count.setdefault(message_id, 0)
         outbox_rows = await self.query(
             "SELECT idempotency_key, content->>'text' AS text, state, created_at, sent_at"
-            " FROM outbox"
+            " FROM outbox WHERE content_type NOT IN ('reaction', 'unreaction')"  # replies only
         )
         apology_keys = {r["idempotency_key"] for r in outbox_rows if r["text"] == MODEL_FAILED}
         apologized = {
@@ -336,7 +336,9 @@ class FaultWorld:
         send_requests = [
             r
             for r in self.feishu.requests
-            if r.method == "POST" and r.path.startswith("/open-apis/im/v1/messages")
+            if r.method == "POST"
+            and r.path.startswith("/open-apis/im/v1/messages")
+            and not r.path.endswith("/reactions")  # the receipt, not a message
         ]
         uuids = Counter(r.json.get("uuid") for r in send_requests if isinstance(r.json, dict))
         false_acks = sorted(

@@ -147,10 +147,21 @@ class FeishuApi:
     async def aclose(self) -> None:
         await self.transport.aclose()
 
-    async def call(self, api: str, send: Callable[[RequestOption], Awaitable[R]]) -> R:
-        """Run one SDK call with our token, counting, and the retry policy."""
+    async def call(
+        self,
+        api: str,
+        send: Callable[[RequestOption], Awaitable[R]],
+        *,
+        attempts: int | None = None,
+        max_wait: float | None = None,
+    ) -> R:
+        """Run one SDK call with our token, counting, and the retry policy (`attempts` and
+        `max_wait` narrow it for a call that must not wait long, like a receipt reaction)."""
         async for attempt in retrying(
-            is_retryable, attempts=self.attempts, initial_wait=0.5, max_wait=self.max_wait
+            is_retryable,
+            attempts=attempts or self.attempts,
+            initial_wait=0.5,
+            max_wait=self.max_wait if max_wait is None else max_wait,
         ):
             with attempt:
                 return await self._call_once(api, send)

@@ -1,8 +1,10 @@
 """Outbound content: what the outbox holds → the messages Feishu accepts.
 
-Outbox content is platform-neutral: `text` {"text"}, `post` {"title", "paragraphs": [str]}, or
-`interactive` {"card": {...}} (a Feishu card as-is). Long text is split below Feishu's limits
-(150 KB for text, 30 KB for post and card bodies), at paragraph or line breaks where it can.
+Outbox content is platform-neutral: `text` {"text"}, `markdown` {"text"} (a reply with
+Markdown structure, sent as card JSON 2.0: `card_json.py`), `post` {"title", "paragraphs":
+[str]} (no longer written; kept for rows already stored), or `interactive` {"card": {...}} (a
+Feishu card as-is). Long text is split below Feishu's limits (150 KB for text, 30 KB for post
+and card bodies), at paragraph or line breaks where it can (Markdown: `markdown_parts.py`).
 """
 
 from __future__ import annotations
@@ -10,8 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.channels.feishu.card_json import markdown_card
+from bot.channels.feishu.markdown_parts import body_bytes, split_markdown
+
 MAX_TEXT_BYTES = 30_000  # far below the 150 KB limit: long messages read better in parts
 MAX_POST_BYTES = 28_000  # under the 30 KB request limit, leaving room for the envelope
+# A card message's request body may be 30 KB ("卡片消息...请求体最大不能超过 30 KB"); the
+# rest of the body (receive_id, msg_type, uuid) takes well under 1 KB of it.
+MAX_CARD_BODY_BYTES = 30 * 1024 - 1024
 
 
 def split_text(text: str, max_bytes: int = MAX_TEXT_BYTES) -> list[str]:
@@ -57,12 +65,26 @@ def render(content_type: str, content: dict[str, Any]) -> list[tuple[str, str]]:
             ("post", _post_json(title if i == 0 else "", chunk))
             for i, chunk in enumerate(_chunk_paragraphs(paragraphs))
         ]
+    if content_type == "markdown":
+        title = str(content.get("title") or "")
+        return [
+            ("interactive", json.dumps(card, ensure_ascii=False))
+            for card in markdown_cards(str(content.get("text", "")), title)
+        ]
     if content_type == "interactive":
         card = json.dumps(content.get("card", {}), ensure_ascii=False)
         if len(card.encode()) > MAX_POST_BYTES:
             raise ValueError(f"card is {len(card.encode())} bytes; Feishu accepts 30 KB")
         return [("interactive", card)]
     raise ValueError(f"unknown outbox content type {content_type!r}")
+
+
+def markdown_cards(text: str, title: str = "") -> list[dict[str, Any]]:
+    """One card for `text`, or several in order when it is over a card's size: the title
+    on the first."""
+    frame = body_bytes(json.dumps(markdown_card("", title), ensure_ascii=False))
+    parts = split_markdown(text, MAX_CARD_BODY_BYTES - frame)
+    return [markdown_card(part, title if i == 0 else "") for i, part in enumerate(parts)]
 
 
 def _post_json(title: str, paragraphs: list[str]) -> str:

@@ -4,7 +4,9 @@ Every send carries Feishu's `uuid` (the row's idempotency key): Feishu creates a
 message per uuid within an hour, so a resend after a crash or a lost answer is harmless. Past
 that window a resend could double, so a row whose earlier attempt may have reached Feishu is
 marked `uncertain` instead of being replayed. A row that cannot be delivered is marked `failed`
-with the error, and a notice goes to the owner's inbox: nothing is dropped silently.
+with the error, and a notice goes to the owner's inbox: nothing is dropped silently. Receipt
+reactions (`reaction`, `unreaction`) are the exception: `receipt.py` delivers them once and
+settles them quietly.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.feishu.api import FeishuApi, FeishuApiError, FeishuUnreachable
 from bot.channels.feishu.content import render
+from bot.channels.feishu.receipt import REACTION_KINDS, deliver_reaction
 from bot.channels.ingest import INBOX_TOPIC
 from bot.channels.outbox_sender import MAX_CLAIMS, Claimed, OutboxSender
 from bot.host.notify import Notifier
@@ -89,6 +92,10 @@ class FeishuSender(OutboxSender):
         self.limiter = limiter or ChatRateLimiter()
 
     async def deliver(self, row: Claimed) -> None:
+        if row.content_type in REACTION_KINDS:  # one quick delivery, settled quietly
+            outcome = await deliver_reaction(self.api, self.db, row)
+            await self._settle(row, outcome.state, outcome.error, list(outcome.reaction_ids))
+            return
         earlier_attempt = row.claims > 1
         if earlier_attempt and utcnow() - row.created_at > UUID_WINDOW:
             await self._settle(
@@ -184,7 +191,7 @@ class FeishuSender(OutboxSender):
         if not held:
             log.warning("outbox %s: claim lost before settling as %s", row.id, state)
             return
-        if state != outbox.SENT:
+        if state != outbox.SENT and row.content_type not in REACTION_KINDS:
             log.error("outbox %s to chat %s is %s: %s", row.id, row.chat_id, state, error)
         if notice:
             await self.notifier.notify(INBOX_TOPIC)
@@ -219,7 +226,8 @@ async def _settle_each(
     held = await outbox.finish_each(tx, [outcome for _, _, outcome in settling], utcnow())
     results: list[tuple[bool, bool]] = []
     for (sender, row, outcome), ok in zip(settling, held, strict=True):
-        if not ok or outcome.state == outbox.SENT:
+        # A receipt reaction that failed is no delivery the owner needs to hear of.
+        if not ok or outcome.state == outbox.SENT or row.content_type in REACTION_KINDS:
             results.append((ok, False))
         else:
             told = await sender._notify_owner(tx, row, outcome.state, outcome.error or "")
