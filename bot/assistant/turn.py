@@ -52,6 +52,9 @@ NO_MODEL_REPLY = (
     "No model is configured, so I can only run slash commands (try /help). To chat, set "
     "MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY and MAKA_MODEL_NAME and restart."
 )
+# The system prompt's lines around a summary (bot/assistant/prompt.py), with a margin for the
+# rounding of each message's estimate.
+SUMMARY_HEADING_TOKENS = 24
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
 
 
@@ -170,11 +173,14 @@ class BotTurn:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
             await ctx.send(MODEL_FAILED_REPLY)
 
-    def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> int:
+    def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> tuple[int, int]:
+        """(the past turns' budget, the summary's): what the context leaves after the rest."""
         fixed = estimate_tokens(system_prompt(self.services.settings, ctx.conversation, ""))
         fixed += self._tool_schema_tokens()
         fixed += estimate_tokens(ctx.render_batch(items))
-        return max(0, self.services.settings.context_tokens - fixed - history.SUMMARY_MAX_TOKENS)
+        room = self.services.settings.context_tokens - fixed
+        summary_max = max(0, min(history.SUMMARY_MAX_TOKENS, room - SUMMARY_HEADING_TOKENS))
+        return max(0, room - history.SUMMARY_MAX_TOKENS), summary_max
 
     def _tool_schema_tokens(self) -> int:
         """The tools' schemas in tokens, counted again only when tools were added (they are
@@ -262,11 +268,11 @@ async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Star
     for s in ours:  # read here, not in a read of its own
         start = begun.get(s.conversation_id)
         if start is not None and s.turn._wants_history(start):
-            budget = s.turn._history_budget(start.ctx, start.for_model)
+            budget, summary_max = s.turn._history_budget(start.ctx, start.for_model)
             start.context = (
                 history.EMPTY
                 if s.conversation_id in made
-                else await history.load_context(tx, start.coordination, budget)
+                else await history.load_context(tx, start.coordination, budget, summary_max)
             )
     return [
         begun.get(s.conversation_id) if ok else None for s, ok in zip(starting, taken, strict=True)
