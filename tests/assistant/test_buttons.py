@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from bot.assistant.component import Assistant
 from bot.llm.scripted import ScriptedProvider
-from storage.models import InboundEvent, Matter
+from storage.models import InboundEvent, Matter, OutboxMessage
 from storage.repos import conversations
 from storage.types import utcnow
 from tests.assistant.support import (
@@ -254,3 +254,22 @@ async def test_a_choice_questions_click_reaches_the_model_as_the_clickers_answer
     assert f"{OWNER} (owner) [clicked this option, answering the question you asked]: Budget" in (
         told
     )
+
+
+async def test_a_card_feishu_will_not_update_fails_visibly_and_the_click_still_acts(
+    make_world: WorldFactory,
+) -> None:
+    async with make_world(bot=Assistant(), model_provider=None, bot_debounce=0.0) as w:
+        matter_id = await _matter(w)
+        card_id, _ = await _show(w, matter_id)
+        w.fake.recall_message(card_id)
+        click = _click(w, card_id, {"command": f"/matters pause {matter_id}"})
+        assert (await w.events.post(click))[0] == 200
+        await replies(w, 2)
+        await quiet(w)
+        assert await _status(w, matter_id) == "paused" and w.fake.patched == []
+        async with w.app.services.db.read() as s:
+            [update] = await s.scalars(
+                select(OutboxMessage).where(OutboxMessage.content_type == "card_update")
+            )
+        assert update.state == "failed" and "230011" in (update.last_error or "")

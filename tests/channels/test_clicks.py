@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import select
 
 from bot.channels.cards import Button, Card, CardUpdate, InvalidCard, parse_action
 from bot.channels.clicks import InboundClick, InvalidClick
+from bot.channels.feishu.card_action import NotAClick, normalize_click
 from bot.channels.ingest import Ingest, Outcome
 from bot.host.notify import Notifier
 from storage.db import Database
@@ -100,3 +102,50 @@ def test_a_card_reads_back_what_it_wrote_and_refuses_a_broken_one() -> None:
         Card.from_content(broken)
     with pytest.raises(InvalidCard, match="label"):
         Card.from_content(card.to_content() | {"buttons": [{"label": "", "action": PAUSE}]})
+
+
+def _callback(**changes: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "schema": "2.0",
+        "header": {"event_id": "ev_1", "create_time": "1764900000000", "token": "t"},
+        "event": {
+            "operator": {"open_id": "ou_owner"},
+            "action": {"value": PAUSE, "tag": "button"},
+            "context": {"open_message_id": "om_card", "open_chat_id": "oc_owner"},
+        },
+    }
+    for path, value in changes.items():
+        *parents, last = path.split("__")
+        node = body
+        for key in parents:
+            node = node[key]
+        if value is None:
+            node.pop(last)
+        else:
+            node[last] = value
+    return body
+
+
+def test_a_feishu_callback_reads_as_the_click_it_is() -> None:
+    read = normalize_click(_callback(), chat_type="p2p")
+    assert read == click("ev_1", created_at=datetime.fromtimestamp(1764900000, UTC))
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"header__event_id": None}, "event_id is missing"),
+        ({"header__create_time": "soon"}, "create_time"),
+        ({"event__operator": None}, "operator is missing"),
+        ({"event__context__open_message_id": 7}, "open_message_id is missing"),
+        ({"event__action__value": {"command": "/x", "form": "y"}}, "not a known action"),
+        ({"event__action__value": None}, "must be a non-empty object"),
+        ({"header__event_id": "e" * 121}, "click id must be 1 to 120"),
+    ],
+)
+def test_a_callback_that_is_not_a_click_of_ours_is_refused_in_one_line(
+    changes: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(NotAClick, match=reason) as refused:
+        normalize_click(_callback(**changes), chat_type="p2p")
+    assert "\n" not in str(refused.value)
