@@ -118,7 +118,16 @@ class FeishuWebhook:
     async def _click(self, request: web.Request, body: dict[str, Any]) -> web.Response:
         """Stored once and handed to the Bot; answered with a toast within Feishu's 3 s."""
         try:
-            click = await read_click(self.ingest, body)
+            chat_id, _ = click_ids(body)
+        except Exception as exc:  # NotAClick, or anything else the callback made us trip over
+            return _bad_request(request, "bad card callback", exc)
+        try:
+            chat_type = await self.ingest.chat_type_of(PLATFORM, chat_id)
+        except Exception as exc:  # the database: Feishu delivers it again later
+            log.error("could not look up chat %s for a click: %s", chat_id, reason(exc))
+            return web.json_response({"msg": "try again"}, status=503)
+        try:
+            click = read_click(body, chat_id, chat_type)
         except Exception as exc:  # NotAClick, or anything else the callback made us trip over
             return _bad_request(request, "bad card callback", exc)
         try:
@@ -129,10 +138,9 @@ class FeishuWebhook:
         return web.json_response(click_answer(result.outcome))
 
 
-async def read_click(ingest: Ingest, body: dict[str, Any]) -> InboundClick:
-    """The callback as a click (NotAClick if it is not one on a card of ours)."""
-    chat_id, _ = click_ids(body)
-    chat_type = await ingest.chat_type_of(PLATFORM, chat_id)
+def read_click(body: dict[str, Any], chat_id: str, chat_type: str | None) -> InboundClick:
+    """The callback as a click; NotAClick if it is not one on a card of ours (`chat_type`:
+    the chat's, None when we never wrote there)."""
     if chat_type is None:
         raise NotAClick(f"a click in chat {reprlib.repr(chat_id)}, where no card of ours went")
     return normalize_click(body, chat_type=chat_type)

@@ -33,7 +33,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.channels.feishu.card_action import CARD_ACTION_EVENT, NotAClick, toast
+from bot.channels.feishu.card_action import (
+    CARD_ACTION_EVENT,
+    PLATFORM,
+    NotAClick,
+    click_ids,
+    toast,
+)
 from bot.channels.feishu.envelope import Envelope
 from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
 from bot.channels.feishu.reaction_event import REACTION_EVENT, normalize_reaction
@@ -234,8 +240,11 @@ class FeishuLongConnection:
         return future.result(timeout=INGEST_TIMEOUT)
 
     async def _click(self, body: dict[str, Any]) -> dict[str, Any]:
+        """What the database raises reaches the SDK (an error ack: Feishu sends it again)."""
         try:
-            click = await read_click(self.ingest, body)
+            chat_id, _ = click_ids(body)
+            chat_type = await self.ingest.chat_type_of(PLATFORM, chat_id)
+            click = read_click(body, chat_id, chat_type)
         except NotAClick as exc:
             log.warning("refused Feishu card callback (long connection): %s", reason(exc))
             return toast("This button is not one of ours", "error")
