@@ -174,7 +174,7 @@ class OutboxMessage(Base):
     chat_id: Mapped[str] = mapped_column(String(128))
     reply_to: Mapped[str | None] = mapped_column(String(128))
     in_thread: Mapped[bool] = mapped_column(Boolean, default=False)
-    content_type: Mapped[str] = mapped_column(String(16))  # text | post | interactive
+    content_type: Mapped[str] = mapped_column(String(16))  # text | post | interactive | card | …
     content: Mapped[dict[str, Any]] = mapped_column(JSONType)
     state: Mapped[str] = mapped_column(String(16), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)

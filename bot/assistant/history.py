@@ -51,9 +51,15 @@ class Context:
 EMPTY = Context("", [], None)  # a Session just made has no past
 
 
-async def load_context(tx: AsyncSession, session_id: int, budget_tokens: int) -> Context:
+async def load_context(
+    tx: AsyncSession, session_id: int, budget_tokens: int, summary_max: int = SUMMARY_MAX_TOKENS
+) -> Context:
+    """`summary_max`: what the summary may take; less than SUMMARY_MAX_TOKENS when the rest of
+    the model's input leaves less (a small context), so the whole stays within it."""
     latest, events = await sessions.since_summary(tx, session_id, ("user", "assistant"))
     summary = latest.text if latest else ""
+    if estimate_tokens(summary) > summary_max:  # shown shorter; stored as it was
+        summary = fold(summary, [], summary_max)
     turns = _pair(events)
 
     remaining = budget_tokens - estimate_tokens(summary)
@@ -66,15 +72,16 @@ async def load_context(tx: AsyncSession, session_id: int, budget_tokens: int) ->
     folded = turns[: len(turns) - len(window)]
     if not folded:
         return Context(summary, window, None)
-    new_text = fold(summary, folded)
+    new_text = fold(summary, folded, summary_max)
     return Context(new_text, window, (new_text, folded[-1].last_seq))
 
 
-def fold(summary: str, turns: list[PastTurn]) -> str:
+def fold(summary: str, turns: list[PastTurn], most: int = SUMMARY_MAX_TOKENS) -> str:
     lines = [line for line in summary.splitlines() if line and line != OMITTED]
     lines += [t.digest() for t in turns]
     dropped = summary.startswith(OMITTED)
-    while lines and estimate_tokens("\n".join(lines)) > SUMMARY_MAX_TOKENS:
+    # The OMITTED line is counted too: the summary as shown stays within `most`.
+    while lines and estimate_tokens("\n".join([OMITTED, *lines])) > most:
         lines.pop(0)
         dropped = True
     return "\n".join(([OMITTED] if dropped else []) + lines)

@@ -7,19 +7,34 @@ from collections.abc import Callable
 
 from bot.agent.tools import ToolError, ToolRegistry
 from bot.assistant.turn_context import TurnContext
+from bot.channels.cards import MAX_LABEL
 
 ToolInstaller = Callable[[ToolRegistry[TurnContext]], None]
 NEW_INPUT_ARRIVED = "refused: new input arrived"
+MAX_OPTIONS = 5  # a question's answers as buttons: a few, each a short line
 
 
-async def send_user(ctx: TurnContext, text: str, reply_to: str | None = None) -> str:
+async def send_user(
+    ctx: TurnContext, text: str, reply_to: str | None = None, options: list[str] | None = None
+) -> str:
     """Send a message to the user in this chat. This is the ONLY way to reach the user: text
     you write outside this tool is never shown. Keep it short and direct. `reply_to` is a
-    message ref from the input (like "m1") to answer that message specifically."""
+    message ref from the input (like "m1") to answer that message specifically. `options`:
+    when you ask a question with a few short answers, each becomes a button; the one clicked
+    comes back as that person's message answering it."""
     if not text.strip():
         raise ToolError("text is empty")
+    # Bounded here, not in the schema: every turn pays for the schema's tokens.
+    if options and not (
+        len(options) <= MAX_OPTIONS
+        and len(set(options)) == len(options)
+        and all(0 < len(o.strip()) and len(o) <= MAX_LABEL for o in options)
+    ):
+        raise ToolError(
+            f"options: at most {MAX_OPTIONS}, all different, each 1 to {MAX_LABEL} characters"
+        )
     try:
-        return await ctx.send(text, reply_to)
+        return await ctx.send(text, reply_to, options or None)
     except LookupError as exc:
         raise ToolError(str(exc)) from None
 

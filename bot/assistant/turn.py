@@ -24,6 +24,7 @@ from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds, receipt
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
+from bot.assistant.click_actions import answer_click, record_tracks
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.failures import TurnFailed
 from bot.assistant.holds import TurnHold, TurnTakenOver
@@ -53,6 +54,9 @@ NO_MODEL_REPLY = (
     "No model is configured, so I can only run slash commands (try /help). To chat, set "
     "MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY and MAKA_MODEL_NAME and restart."
 )
+# The system prompt's lines around a summary (bot/assistant/prompt.py), with a margin for the
+# rounding of each message's estimate.
+SUMMARY_HEADING_TOKENS = 24
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
 
 
@@ -83,6 +87,7 @@ class BotTurn:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
+                await record_tracks(ctx, for_model)
                 await self._think(ctx, for_model, start.context)
             logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
@@ -126,11 +131,15 @@ class BotTurn:
         return bool(start.for_model) and self.services.model is not None
 
     async def _answer_directly(self, ctx: TurnContext, item: BatchItem) -> None:
-        """A slash command or a refusal (`answered_without_model`), answered without a model."""
+        """A slash command, a button's click, or a refusal (`answered_without_model`),
+        answered without a model."""
+        if item.is_click and "answer" not in item.action:  # a command, or a verdict
+            await answer_click(self.commands, ctx, item)
+            return
         conv, role, text = ctx.conversation, item.role, item.text
         assert role is not None
         sender = str(item.payload.get("sender_id"))
-        if self.commands.is_command(text):
+        if not item.is_click and self.commands.is_command(text):
             async with self.services.db.read() as tx:
                 visibility = await visibility_of(tx, self.services.settings, conv, sender)
             reply = await self.commands.dispatch(
@@ -184,11 +193,14 @@ class BotTurn:
             ctx.model_failed = True
             await ctx.send(MODEL_FAILED_REPLY)
 
-    def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> int:
+    def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> tuple[int, int]:
+        """(the past turns' budget, the summary's): what the context leaves after the rest."""
         fixed = estimate_tokens(system_prompt(self.services.settings, ctx.conversation, ""))
         fixed += self._tool_schema_tokens()
         fixed += estimate_tokens(ctx.render_batch(items))
-        return max(0, self.services.settings.context_tokens - fixed - history.SUMMARY_MAX_TOKENS)
+        room = self.services.settings.context_tokens - fixed
+        summary_max = max(0, min(history.SUMMARY_MAX_TOKENS, room - SUMMARY_HEADING_TOKENS))
+        return max(0, room - history.SUMMARY_MAX_TOKENS), summary_max
 
     def _tool_schema_tokens(self) -> int:
         """The tools' schemas in tokens, counted again only when tools were added (they are
@@ -284,11 +296,11 @@ async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Star
     for s in ours:  # read here, not in a read of its own
         start = begun.get(s.conversation_id)
         if start is not None and s.turn._wants_history(start):
-            budget = s.turn._history_budget(start.ctx, start.for_model)
+            budget, summary_max = s.turn._history_budget(start.ctx, start.for_model)
             start.context = (
                 history.EMPTY
                 if s.conversation_id in made
-                else await history.load_context(tx, start.coordination, budget)
+                else await history.load_context(tx, start.coordination, budget, summary_max)
             )
     return [
         begun.get(s.conversation_id) if ok else None for s, ok in zip(starting, taken, strict=True)

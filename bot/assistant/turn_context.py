@@ -21,6 +21,8 @@ from bot.assistant import holds, receipt
 from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.holds import TurnHold, TurnTakenOver
+from bot.channels.cards import MAX_MARKDOWN, Button, Card, CardUpdate, verdict_buttons
+from bot.channels.clicks import CLICK_KIND
 from bot.config import Settings
 from bot.services import Services
 from storage.db import Together
@@ -34,6 +36,9 @@ NOTICE_HINTS = {
     "finding": "From discovery, for the owner: tell them briefly if it still matters, with its "
     "evidence. You may offer to track it as a task; start one only if they agree.",
 }
+# What the owner's "Track as a task" click says: a request for a new task in the words WorkHub's
+# gate reads as one (bot/workhub/new_task.py: a message opening with "new task:").
+TRACK_REQUEST = "new task: track finding #{finding} as a task of its own"
 # Markdown structure a card shows and a text message would not: headings, tables, fenced code,
 # lists, links.
 _STRUCTURED = re.compile(
@@ -75,12 +80,40 @@ class BatchItem:
         )
 
     @property
+    def is_click(self) -> bool:
+        """A click on a card's button (bot/channels/clicks.py)."""
+        return self.kind == CLICK_KIND
+
+    @property
+    def action(self) -> dict[str, str]:
+        """A click's action (bot/channels/cards.py); {} for anything else."""
+        action = self.payload.get("action") if self.is_click else None
+        return {str(k): str(v) for k, v in action.items()} if isinstance(action, dict) else {}
+
+    @property
+    def is_answer(self) -> bool:
+        """A click that is the clicker's words, a message like any: an option answering a
+        question, or "Track as a task" under a finding (a request for a new task)."""
+        action = self.action
+        return "answer" in action or action.get("verdict") == "track"
+
+    @property
     def is_message(self) -> bool:
-        return self.kind == "user_message"
+        return self.kind == "user_message" or self.is_answer
+
+    @property
+    def sender_id(self) -> str:
+        """Who wrote it, or clicked (ingest gives a click's item the clicker's `sender_id`)."""
+        return str(self.payload.get("sender_id") or self.payload.get("operator_id") or "")
 
     @property
     def text(self) -> str:
         """What a message says to the bot (its @mention of the bot removed)."""
+        action = self.action
+        if "answer" in action:
+            return action["answer"]
+        if action.get("verdict") == "track":
+            return TRACK_REQUEST.format(finding=action.get("finding"))
         return str(self.payload.get("addressed_text") or "")
 
     @property
@@ -91,9 +124,15 @@ class BatchItem:
     def render(self, tz: Any) -> str:
         when = self.created_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
         if self.is_message:
-            text = str(self.payload.get("addressed_text") or self.payload.get("text") or "")
-            who = f"{self.payload.get('sender_id')} ({self.role.value if self.role else 'user'})"
+            text = self.text or str(self.payload.get("text") or "")
+            who = f"{self.sender_id} ({self.role.value if self.role else 'user'})"
             thread = " [in a thread]" if self.payload.get("thread_id") else ""
+            if self.is_answer:  # said by our code, outside the person's words
+                thread = (
+                    " [clicked this option, answering the question you asked]"
+                    if "answer" in self.action
+                    else " [clicked 'Track as a task' under the finding]"
+                )
             return f"[{self.ref}] {when} {who}{thread}: {text[:MAX_ITEM_CHARS]}"
         body = str(self.payload.get("text") or self.payload)[:MAX_ITEM_CHARS]
         hint = f" ({NOTICE_HINTS[self.kind]})" if self.kind in NOTICE_HINTS else ""
@@ -176,12 +215,23 @@ class TurnContext:
         self.received.extend(new)
         self.services.notifier.wake_local(outbox.OUTBOX_TOPIC)
 
-    async def send(self, text: str, reply_to: str | None = None) -> str:
+    async def send(
+        self, text: str, reply_to: str | None = None, options: list[str] | None = None
+    ) -> str:
+        """`options`: the message goes as a card with a button for each; a click is the
+        clicker's answer (its action names this reply's key as the question)."""
         target = self._reply_target(reply_to)
         key = reply_key(self.turn_key, len(self.sent))
         cause = self.cause()  # said on its own: the user can ask why
         shown = text if cause is None else f"{text}\n(why: /why {cause})"
-        await enqueue_reply(self.services, self.conversation, key, shown, target, self.hold)
+        content: str | Card = shown
+        finding = self._finding_told()
+        if options:
+            buttons = tuple(Button(o, {"answer": o, "question": key}) for o in options)
+            content = Card("", shown[:MAX_MARKDOWN], buttons)
+        elif finding is not None and not self.sent:  # the message telling the finding
+            content = Card("", shown[:MAX_MARKDOWN], verdict_buttons(finding))
+        await enqueue_reply(self.services, self.conversation, key, content, target, self.hold)
         self.sent.append(text)
         return f"sent ({len(text)} characters)"
 
@@ -191,6 +241,14 @@ class TurnContext:
         if any(item.is_message for item in self.batch) or not self.batch:
             return None
         return self.batch[0].id
+
+    def _finding_told(self) -> int | None:
+        """The discovery finding this turn tells the owner (a turn no one asked for, started
+        by a finding): its first message carries the finding's buttons."""
+        if self.cause() is None or self.batch[0].kind != "finding":
+            return None
+        finding = self.batch[0].payload.get("finding")
+        return finding if isinstance(finding, int) else None
 
     def _reply_target(self, ref: str | None) -> BatchItem | None:
         messages = [item for item in self.batch if item.is_message]
@@ -210,20 +268,24 @@ class TurnContext:
 
 def assign_roles(settings: Settings, platform: str, items: list[BatchItem]) -> None:
     for item in items:
-        if item.is_message:
-            sender = str(item.payload.get("sender_id"))
+        if item.is_message or item.is_click:
+            sender = item.sender_id
             item.role = role_with(settings, platform, sender, listed_admin=item.listed_admin)
 
 
 def answered_without_model(settings: Settings, chat_type: str, item: BatchItem) -> bool:
-    """A slash command, or a message from someone the assistant does not serve here: the Bot
-    answers it itself (the one rule for a turn's start and for input claimed mid-turn)."""
+    """A slash command (or a button standing for one, or a finding's verdict), or a message
+    from someone the assistant does not serve here: the Bot answers it itself (the one rule
+    for a turn's start and for input claimed mid-turn)."""
+    if item.is_click and not item.is_answer:
+        return True
+    if item.is_click and "finding" in item.action and item.sender_id != settings.owner:
+        return True  # a finding's verdict is the owner's alone: refused without a model
     if not item.is_message:
         return False
     assert item.role is not None, "roles are assigned before this is asked"
-    return CommandRegistry.is_command(item.text) or not may_use_assistant(
-        settings, item.role, chat_type
-    )
+    command = not item.is_answer and CommandRegistry.is_command(item.text)
+    return command or not may_use_assistant(settings, item.role, chat_type)
 
 
 def reply_key(turn_key: str, ordinal: int) -> str:
@@ -242,12 +304,12 @@ async def enqueue_reply(
     services: Services,
     conversation: ConversationView,
     key: str,
-    text: str,
+    text: str | Card | CardUpdate,
     reply_to: BatchItem | None,
     hold: TurnHold,
 ) -> bool:
-    """Write one reply to the outbox, if the turn still `hold`s its conversation (else raise
-    TurnTakenOver); False if this key was written before."""
+    """Write one reply (a card, or a card redrawn) to the outbox, if the turn still `hold`s
+    its conversation (else raise TurnTakenOver); False if this key was written before."""
     content_type, content = _content(text)
     row = {
         "idempotency_key": key,
@@ -296,10 +358,14 @@ async def _pending_of_each(
     return [found.get(conversation_id, []) for conversation_id in conversation_ids]
 
 
-def _content(text: str) -> tuple[str, dict[str, Any]]:
+def _content(text: str | Card | CardUpdate) -> tuple[str, dict[str, Any]]:
     """Plain text, or `markdown` when the reply has Markdown structure (the channel shows it
     as such: a card on Feishu, where a table or code in a text message is pipes and
-    backticks)."""
+    backticks); a card with buttons, or a card redrawn, as it is."""
+    if isinstance(text, Card):
+        return "card", text.to_content()
+    if isinstance(text, CardUpdate):
+        return "card_update", text.to_content()
     if not _STRUCTURED.search(text):
         return "text", {"text": text}
     return "markdown", {"text": text}

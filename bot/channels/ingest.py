@@ -28,6 +28,7 @@ from enum import StrEnum
 from prometheus_client import Counter, Histogram
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.channels.clicks import CLICK_KIND, InboundClick
 from bot.channels.messages import InboundMessage
 from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 INBOX_TOPIC = "inbox"
 MAX_BATCH = 256
 INGESTED = Counter("maka_ingested_messages_total", "Inbound messages by outcome", ["outcome"])
+CLICKS = Counter("maka_ingested_clicks_total", "Inbound button clicks by outcome", ["outcome"])
 BATCH_SIZE = Histogram(
     "maka_ingest_batch_size",
     "Messages per ingest transaction",
@@ -103,6 +105,64 @@ class Ingest:
                 msg.created_at.isoformat(),
             )
         return result
+
+    async def accept_click(
+        self, click: InboundClick, *, now: datetime | None = None
+    ) -> IngestResult:
+        """A button's click, stored once (inbound_events, `click-<click_id>`) and handed to the
+        Bot as a `click` inbox item, in one transaction; a redelivery is a DUPLICATE and does
+        nothing. Returns once committed (the channel acks then). Not group-committed: clicks
+        are few, and each is a person waiting on a card."""
+        now = now or utcnow()
+        stale = now - click.created_at > self.max_event_age
+        outcome = Outcome.STALE if stale else Outcome.ANSWERED
+        peer = click.operator_id if click.chat_type == "p2p" else None
+        wanted = conversations.NewConversation(click.platform, click.chat_id, click.chat_type, peer)
+        async with self.db.ack_write() as tx:
+            found = await conversations.get_or_create_many(tx, [wanted])
+            conversation_id = found[(click.platform, click.chat_id)].id
+            new = await inbound.insert_many_if_new(
+                tx,
+                [
+                    inbound.NewEvent(
+                        platform=click.platform,
+                        message_id=click.event_key,
+                        event_type=CLICK_KIND,
+                        chat_id=click.chat_id,
+                        payload=click.to_payload(),
+                        status=outcome.value,
+                        received_at=now,
+                    )
+                ],
+            )
+            if not new:
+                outcome = Outcome.DUPLICATE
+            elif outcome is Outcome.ANSWERED:
+                await inbox.append_many(
+                    tx,
+                    [
+                        inbox.NewItem(
+                            kind=CLICK_KIND,
+                            # `sender_id`: who acts, read as for a message (roles, admins)
+                            payload=click.to_payload() | {"sender_id": click.operator_id},
+                            conversation_id=conversation_id,
+                            dedupe_key=f"{click.platform}:{click.event_key}",
+                            created_at=now,
+                        )
+                    ],
+                )
+        if outcome is Outcome.ANSWERED:
+            self.notifier.wake_local(INBOX_TOPIC)
+        CLICKS.labels(outcome.value).inc()
+        log.info("click %s by %s: %s", click.click_id, click.operator_id, outcome.value)
+        return IngestResult(outcome, conversation_id)
+
+    async def chat_type_of(self, platform: str, chat_id: str) -> str | None:
+        """A known chat's type (p2p | group), for a platform whose callbacks do not say it
+        (a Feishu card click); None for a chat no message came from and no card went to."""
+        async with self.db.read() as tx:
+            row = await conversations.by_chat(tx, platform, chat_id)
+        return row.chat_type if row is not None else None
 
     async def close(self) -> None:
         await self._batches.close()

@@ -135,6 +135,8 @@ from lark_oapi.api.im.v1.model.emoji import Emoji
 from lark_oapi.api.im.v1.model.list_chat_request import ListChatRequest
 from lark_oapi.api.im.v1.model.list_message_reaction_request import ListMessageReactionRequest
 from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest
+from lark_oapi.api.im.v1.model.patch_message_request import PatchMessageRequest
+from lark_oapi.api.im.v1.model.patch_message_request_body import PatchMessageRequestBody
 from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import (
     ReplyMessageRequestBody,
@@ -171,6 +173,8 @@ __all__ = [
     "ListMessageReactionRequest",
     "ListMessageRequest",
     "LogLevel",
+    "PatchMessageRequest",
+    "PatchMessageRequestBody",
     "RawResponse",
     "ReplyMessageRequest",
     "ReplyMessageRequestBody",

@@ -77,9 +77,12 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
             return len([m for m in answers_sent(w) if m.chat_id == "oc_owner_dm"]) >= n
 
         await wait_until(lambda: sent_to_owner(2), what="'/discovery on' and the Bot's heads-up")
-        owner_dm = [m.text or "" for m in answers_sent(w) if m.chat_id == "oc_owner_dm"]
+        owner_dm = [m.text or m.content for m in answers_sent(w) if m.chat_id == "oc_owner_dm"]
         assert owner_dm[0] == "Discovery is on."
-        assert owner_dm[1].startswith("Heads-up: Li promised you the budget report")
+        heads_up_card = [m for m in answers_sent(w) if m.chat_id == "oc_owner_dm"][1].body
+        [told, buttons] = heads_up_card["body"]["elements"]  # the finding's buttons under it
+        assert told["content"].startswith("Heads-up: Li promised you the budget report")
+        assert buttons["tag"] == "column_set"
         assert "finding (From discovery, for the owner" in bot_saw[0]
         assert "Li promised you the budget report by Friday" in bot_saw[0]
         assert model.calls["discovery"] == 3 and model.calls["judgement"] == 2

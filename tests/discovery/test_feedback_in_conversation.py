@@ -12,14 +12,16 @@ from sqlalchemy import func, select
 
 from bot.channels.ingest import INBOX_TOPIC
 from bot.discovery.delivery import collect_feedback, settle_deliveries
-from bot.llm.scripted import ScriptedProvider
-from storage.models import Finding, FindingFeedback, InboxItem, MessageReaction
+from bot.llm.scripted import PlannedReply, ScriptedProvider
+from bot.llm.types import Message
+from storage.models import Finding, FindingFeedback, InboxItem, MessageReaction, Session
 from storage.repos import conversations, inbox
 from storage.repos import discovery as repo
 from storage.types import utcnow
 from tests.assistant.support import bot_world, quiet, replies, say
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
+from tests.matters.routed_model import RoutedModel
 from tests.waiting import wait_until
 
 send = ScriptedProvider.tool_call
@@ -101,9 +103,10 @@ async def test_a_finding_is_delivered_when_sent_and_replies_and_reactions_to_it_
         assert (await finding(w, finding_id)).status == "queued"  # its message waits
 
         release.set()
-        [_, heads_up] = [m for m in await replies(w, 2) if m]
-        assert heads_up.startswith(HEADS_UP)
-        sent = w.fake.sent[1]
+        await replies(w, 2)
+        sent = w.fake.sent[1]  # a card: the finding's buttons under the heads-up
+        assert sent.msg_type == "interactive"
+        assert sent.body["body"]["elements"][0]["content"].startswith(HEADS_UP)
         assert await settle_deliveries(db) == 1
         told = await finding(w, finding_id)
         assert told.status == "delivered" and told.message_id == sent.message_id
@@ -131,3 +134,89 @@ async def test_a_finding_is_delivered_when_sent_and_replies_and_reactions_to_it_
             (finding_id, "reply", "I knew that already"),
             (finding_id, "reaction", "THUMBSUP"),
         ]
+
+
+async def test_the_findings_message_has_buttons_and_the_owners_not_useful_is_its_feedback(
+    make_world: WorldFactory,
+) -> None:
+    model = ScriptedProvider([send("send_user", {"text": HEADS_UP}), sleep_step])
+    async with bot_world(make_world, model) as w:
+        await say(w, "/whoami")  # the owner's DM, as ingest makes it
+        await replies(w, 1)
+        finding_id = await queue_a_finding(w)
+        await replies(w, 2)
+        card = w.fake.sent[1]
+        [buttons] = [e for e in card.body["body"]["elements"] if e["tag"] == "column_set"]
+        values = {
+            c["elements"][0]["text"]["content"]: c["elements"][0]["behaviors"][0]["value"]
+            for c in buttons["columns"]
+        }
+        not_useful = {"finding": str(finding_id), "verdict": "not_useful"}
+        assert values == {
+            "Track as a task": {"finding": str(finding_id), "verdict": "track"},
+            "Not useful": not_useful,
+        }
+
+        def click(by: str) -> dict[str, Any]:
+            return w.events.card_action_event(
+                value=not_useful, open_message_id=card.message_id, open_chat_id=card.chat_id,
+                operator_open_id=by,
+            )  # fmt: skip
+
+        for by in ("ou_someone_else", OWNER):
+            status, body = await w.events.post(click(by))
+            assert status == 200, body
+        await replies(w, 4)
+        await quiet(w)
+        said = [m.text for m in w.fake.sent[2:]]
+        assert said == [
+            "Only the owner's verdict on a finding counts; nothing was recorded.",
+            f"Noted: finding #{finding_id} was not useful.",
+        ]
+        async with w.app.services.db.read() as s:
+            feedback = (await s.scalars(select(FindingFeedback))).all()
+        assert [(f.finding_id, f.kind, f.text) for f in feedback] == [
+            (finding_id, "button", "not_useful")
+        ]
+
+
+async def test_the_owners_track_click_records_the_verdict_and_starts_a_task(
+    make_world: WorldFactory,
+) -> None:
+    model = RoutedModel()
+    asked: list[str] = []
+    created: list[str] = []
+
+    def create_it(messages: list[Message]) -> PlannedReply:
+        asked.append(messages[-1].content or "")
+        return send("tasks_create", {"title": "budget report from Li", "text": "follow up"})
+
+    def confirm(messages: list[Message]) -> PlannedReply:
+        created.append(messages[-1].content or "")
+        return send("send_user", {"text": "Tracking it."})
+
+    async with bot_world(make_world, model) as w:  # type: ignore[arg-type]
+        await say(w, "/whoami")
+        await replies(w, 1)
+        model.add("bot", send("send_user", {"text": HEADS_UP}), sleep_step)
+        finding_id = await queue_a_finding(w)
+        await replies(w, 2)
+        card = w.fake.sent[1]
+        model.add("bot", create_it, confirm, sleep_step)
+        track = {"finding": str(finding_id), "verdict": "track"}
+        click = w.events.card_action_event(
+            value=track, open_message_id=card.message_id, open_chat_id=card.chat_id,
+            operator_open_id=OWNER,
+        )  # fmt: skip
+        assert (await w.events.post(click))[0] == 200
+        assert (await replies(w, 3))[2] == "Tracking it."
+        async with w.app.services.db.read() as s:
+            feedback = (await s.scalars(select(FindingFeedback))).all()
+            task = await s.scalar(select(Session).where(Session.name == "budget report from Li"))
+    assert (
+        f"[clicked 'Track as a task' under the finding]: new task: track finding #{finding_id}"
+        in (asked[0])
+    )
+    assert "created task 'budget report from Li'" in created[0], created
+    assert task is not None
+    assert [(f.finding_id, f.kind, f.text) for f in feedback] == [(finding_id, "button", "track")]

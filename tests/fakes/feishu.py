@@ -38,6 +38,7 @@ from .feishu_models import (
     HistoryMessage,
     JSONDict,
     Mention,
+    PatchedCard,
     RecordedRequest,
     SentMessage,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "FeishuFake",
     "HistoryMessage",
     "Mention",
+    "PatchedCard",
     "Reaction",
     "ReactionEvent",
     "RecordedRequest",

@@ -27,6 +27,8 @@ from lark_oapi.api.im.v1 import (
     ListChatRequest,
     ListMessageRequest,
     P2ImMessageReceiveV1,
+    PatchMessageRequest,
+    PatchMessageRequestBody,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
 )
@@ -654,3 +656,44 @@ async def test_post_delivers_to_a_webhook() -> None:
         assert status == 500
     finally:
         await runner.cleanup()
+
+
+async def test_sdk_patch_updates_a_shared_card_and_refuses_what_the_docs_refuse(
+    fake: FeishuFake,
+) -> None:
+    client, _, _ = sdk(fake)
+
+    def card(text: str, *, shared: bool = True) -> str:
+        config = {"update_multi": True} if shared else {}
+        elements = [{"tag": "markdown", "content": text}]
+        return json.dumps({"schema": "2.0", "config": config, "body": {"elements": elements}})
+
+    async def send(msg_type: str, content: str) -> str:
+        body = CreateMessageRequestBody.builder().receive_id("oc_group").msg_type(msg_type)
+        request = CreateMessageRequest.builder().receive_id_type("chat_id")
+        sent = await create(client, request.request_body(body.content(content).build()).build())
+        assert sent.success(), sent.msg
+        return str(sent.data.message_id)
+
+    async def patch(message_id: str, content: str) -> tuple[int | None, str | None]:
+        request = (
+            PatchMessageRequest.builder().message_id(message_id)
+            .request_body(PatchMessageRequestBody.builder().content(content).build()).build()
+        )  # fmt: skip
+        resp = await asyncio.to_thread(client.im.v1.message.patch, request)
+        return resp.code, resp.msg
+
+    shared = await send("interactive", card("before"))
+    assert await patch(shared, card("after")) == (0, "success")
+    assert [p.body["body"]["elements"][0]["content"] for p in fake.patched] == ["after"]
+    assert (await patch(shared, card("unshared", shared=False)))[0] == 230001
+    assert (await patch(await send("text", json.dumps({"text": "hi"})), card("x")))[0] == 230001
+    assert (await patch("om_nope", card("x")))[0] == 99992354
+    for _ in range(4):  # 5 updates a second per message
+        assert (await patch(shared, card("again")))[0] == 0
+    assert (await patch(shared, card("too fast")))[0] == 230020
+    fake.messages[shared].create_time_ms -= (14 * 86_400 + 1) * 1000  # sent 14 days ago
+    assert (await patch(shared, card("late")))[0] == 230001  # only within 14 days
+    fake.recall_message(shared)
+    assert (await patch(shared, card("gone")))[0] == 230011
+    assert len(fake.patched) == 5

@@ -1,10 +1,11 @@
 """Outbound content: what the outbox holds → the messages Feishu accepts.
 
 Outbox content is platform-neutral: `text` {"text"}, `markdown` {"text"} (a reply with
-Markdown structure, sent as card JSON 2.0: `card_json.py`), `post` {"title", "paragraphs":
-[str]} (no longer written; kept for rows already stored), or `interactive` {"card": {...}} (a
-Feishu card as-is). Long text is split below Feishu's limits (150 KB for text, 30 KB for post
-and card bodies), at paragraph or line breaks where it can (Markdown: `markdown_parts.py`).
+Markdown structure, sent as card JSON 2.0: `card_json.py`), `card` (a card with buttons:
+bot/channels/cards.py, drawn by `action_cards.py`), `post` {"title", "paragraphs": [str]} (no
+longer written; kept for rows already stored), or `interactive` {"card": {...}} (a Feishu
+card as-is). Long text is split below Feishu's limits (150 KB for text, 30 KB for post and
+card bodies), at paragraph or line breaks where it can (Markdown: `markdown_parts.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.channels.cards import Card, InvalidCard
+from bot.channels.feishu.action_cards import card_json
 from bot.channels.feishu.card_json import markdown_card
 from bot.channels.feishu.markdown_parts import body_bytes, split_markdown
 
@@ -76,6 +79,11 @@ def render(content_type: str, content: dict[str, Any]) -> list[tuple[str, str]]:
         if len(card.encode()) > MAX_POST_BYTES:
             raise ValueError(f"card is {len(card.encode())} bytes; Feishu accepts 30 KB")
         return [("interactive", card)]
+    if content_type == "card":
+        try:
+            return [("interactive", card_json(Card.from_content(content)))]
+        except InvalidCard as exc:
+            raise ValueError(str(exc)) from None
     raise ValueError(f"unknown outbox content type {content_type!r}")
 
 
