@@ -5,63 +5,20 @@ the page, stored once, refused in one line when it names nothing the bot offered
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from sqlalchemy import select
 
 from bot.channels.cards import Button, Card, CardUpdate
-from bot.channels.console.identity import CONSOLE_PLATFORM
-from bot.services import Services
-from storage.models import InboundEvent, InboxItem
-from storage.repos import conversations, outbox
-from storage.types import utcnow
+from storage.models import InboundEvent
+from storage.repos import outbox
 from tests.apps import RunningApp, make_settings, running_app
+from tests.channels.console.support import NoBot, clicks_handed_to_the_bot, write_replies
 
-_KEYS = itertools.count()
 PAUSE = {"command": "/matters pause 12"}
 CANCEL = {"command": "/matters cancel 12"}
-
-
-class NoBot:
-    """No Bot: what ingest hands over stays in the inbox for the test to read."""
-
-    def add_routes(self, app: web.Application) -> None:
-        pass
-
-    async def start(self, services: Services) -> None:
-        pass
-
-    async def stop(self) -> None:
-        pass
-
-
-async def _write(
-    app: RunningApp, chat_id: str, rows: list[tuple[str, dict[str, Any]]]
-) -> list[int]:
-    """Outbox rows in a console chat, as the Bot writes them: their ids."""
-    chat_type = "group" if chat_id == "console-group" else "p2p"
-    wanted = conversations.NewConversation(CONSOLE_PLATFORM, chat_id, chat_type)
-    ids = []
-    async with app.services.db.write() as tx:
-        found = await conversations.get_or_create_many(tx, [wanted])
-        for content_type, content in rows:
-            row_id = await outbox.enqueue(
-                tx,
-                idempotency_key=f"test-{next(_KEYS)}",
-                platform=CONSOLE_PLATFORM,
-                chat_id=chat_id,
-                conversation_id=found[(CONSOLE_PLATFORM, chat_id)].id,
-                content_type=content_type,
-                content=content,
-                now=utcnow(),
-            )
-            assert row_id is not None
-            ids.append(row_id)
-    return ids
 
 
 def _card(note: str = "") -> dict[str, Any]:
@@ -80,17 +37,11 @@ async def _click(app: RunningApp, body: dict[str, Any]) -> tuple[int, dict[str, 
         return resp.status, await resp.json()
 
 
-async def _clicks_handed_to_the_bot(app: RunningApp) -> list[dict[str, Any]]:
-    async with app.services.db.read() as tx:
-        items = (await tx.scalars(select(InboxItem).where(InboxItem.kind == "click"))).all()
-    return [item.payload for item in items]
-
-
 async def test_each_content_type_shows_as_in_feishu(tmp_path: Path, database_url: str) -> None:
     async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
         async with app.http.post(f"{app.url}/console/api/messages", json={"text": "hi"}) as resp:
             user_message = (await resp.json())["message_id"]
-        ids = await _write(
+        ids = await write_replies(
             app,
             "console-dm",
             [
@@ -108,7 +59,7 @@ async def test_each_content_type_shows_as_in_feishu(tmp_path: Path, database_url
             assert typing is not None
             typing_key = typing.idempotency_key
         redrawn = Card("Matter #12", "**paused**", (), "Paused by ou_console_owner")
-        await _write(
+        await write_replies(
             app,
             "console-dm",
             [
@@ -139,7 +90,7 @@ async def test_the_page_gets_a_cards_labels_never_its_actions(
     tmp_path: Path, database_url: str
 ) -> None:
     async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
-        await _write(app, "console-dm", [("card", _card())])
+        await write_replies(app, "console-dm", [("card", _card())])
         (card,) = await _messages(app)
     assert card["card"]["buttons"] == [
         {"label": "Pause", "style": "default"},
@@ -151,12 +102,12 @@ async def test_a_click_takes_its_action_from_the_stored_card_and_counts_once(
     tmp_path: Path, database_url: str
 ) -> None:
     async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
-        (card_id,) = await _write(app, "console-dm", [("card", _card())])
+        (card_id,) = await write_replies(app, "console-dm", [("card", _card())])
         click = {"message_id": f"console-{card_id}", "button": 1, "click_id": "a1b2c3d4e5f6"}
         assert await _click(app, click) == (200, {"outcome": "answered"})
         assert await _click(app, click) == (200, {"outcome": "duplicate"})
 
-        handed = await _clicks_handed_to_the_bot(app)
+        handed = await clicks_handed_to_the_bot(app)
         assert [(c["operator_id"], c["chat_id"], c["action"]) for c in handed] == [
             ("ou_console_owner", "console-dm", CANCEL)
         ]
@@ -170,16 +121,16 @@ async def test_a_click_on_the_redrawn_card_takes_the_redrawn_cards_button(
 ) -> None:
     resume = {"command": "/matters resume 12"}
     async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
-        (card_id,) = await _write(app, "console-dm", [("card", _card())])
+        (card_id,) = await write_replies(app, "console-dm", [("card", _card())])
         redrawn = Card("Matter #12", "paused", (Button("Resume", resume, "primary"),))
-        await _write(
+        await write_replies(
             app,
             "console-dm",
             [("card_update", CardUpdate(f"console-{card_id}", redrawn).to_content())],
         )
         click = {"message_id": f"console-{card_id}", "button": 0, "click_id": "r1e2s3u4m5e6"}
         assert await _click(app, click) == (200, {"outcome": "answered"})
-        assert [c["action"] for c in await _clicks_handed_to_the_bot(app)] == [resume]
+        assert [c["action"] for c in await clicks_handed_to_the_bot(app)] == [resume]
         status, refused = await _click(app, {**click, "button": 1, "click_id": "second-click"})
         assert (status, refused) == (400, {"error": f"the card console-{card_id} has no button 1"})
 
@@ -203,7 +154,7 @@ async def test_a_click_on_nothing_the_bot_offered_is_a_400_with_one_line(
     tmp_path: Path, database_url: str, what: str, body: dict[str, Any], why: str
 ) -> None:
     async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
-        card_id, text_id = await _write(
+        card_id, text_id = await write_replies(
             app, "console-dm", [("card", _card()), ("text", {"text": "plain"})]
         )
         click = {"message_id": f"console-{card_id}", "button": 0, "click_id": "c0ffee-0001"}
@@ -215,12 +166,12 @@ async def test_a_click_on_nothing_the_bot_offered_is_a_400_with_one_line(
         assert why in answer["error"] and "\n" not in answer["error"], (what, answer)
         async with app.services.db.read() as tx:
             assert (await tx.scalars(select(InboundEvent))).all() == [], what
-        assert await _clicks_handed_to_the_bot(app) == []
+        assert await clicks_handed_to_the_bot(app) == []
 
 
 async def test_a_cross_site_page_cannot_click(tmp_path: Path, database_url: str) -> None:
     async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
-        (card_id,) = await _write(app, "console-dm", [("card", _card())])
+        (card_id,) = await write_replies(app, "console-dm", [("card", _card())])
         body = f'{{"message_id": "console-{card_id}", "button": 0, "click_id": "evil-click-1"}}'
         post = f"{app.url}/console/api/clicks"
         for headers, status in [
@@ -230,4 +181,4 @@ async def test_a_cross_site_page_cannot_click(tmp_path: Path, database_url: str)
         ]:
             async with app.http.post(post, data=body, headers=headers) as resp:
                 assert resp.status == status, headers
-        assert await _clicks_handed_to_the_bot(app) == []
+        assert await clicks_handed_to_the_bot(app) == []
