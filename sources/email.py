@@ -350,9 +350,7 @@ class EmailSource:
                 and cursor.since is not None
                 and request.since < cursor.since
             ):
-                backfill = await asyncio.to_thread(
-                    imap.search, 1, cursor.last_uid, request.since
-                )
+                backfill = await asyncio.to_thread(imap.search, 1, cursor.last_uid, request.since)
         total = len(backfill) + len(fresh)
         for start in range(0, len(backfill), self.batch):
             uids = backfill[start : start + self.batch]

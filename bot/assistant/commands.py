@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.visibility import Visibility
+from bot.channels.cards import Card
 from bot.services import Services
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,11 @@ class CommandContext:
         return None
 
 
-Handler = Callable[[CommandContext, list[str]], Awaitable[str]]
+Handler = Callable[[CommandContext, list[str]], Awaitable[str | Card]]
+# What a command's button redraws after a click: its arguments -> (the command whose answer
+# is the card to show, what the click did), e.g. `/matters pause 12` -> ("/matters show 12",
+# "Paused"); None when that command has no card.
+Redraw = Callable[[list[str]], tuple[str, str] | None]
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class Command:
     summary: str
     admin: bool
     handler: Handler
+    redraw: Redraw | None = None
 
 
 class CommandRegistry:
@@ -65,12 +71,18 @@ class CommandRegistry:
         self._commands: dict[str, Command] = {}
 
     def command(
-        self, name: str, *, usage: str, summary: str, admin: bool = False
+        self,
+        name: str,
+        *,
+        usage: str,
+        summary: str,
+        admin: bool = False,
+        redraw: Redraw | None = None,
     ) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
             if name in self._commands:
                 raise ValueError(f"command /{name} registered twice")
-            self._commands[name] = Command(name, usage, summary, admin, handler)
+            self._commands[name] = Command(name, usage, summary, admin, handler, redraw)
             return handler
 
         return register
@@ -82,12 +94,14 @@ class CommandRegistry:
     def is_command(text: str) -> bool:
         return text.lstrip().startswith("/")
 
-    async def dispatch(self, ctx: CommandContext, text: str) -> str:
-        try:
-            words = shlex.split(text.strip())
-        except ValueError:
-            words = text.strip().split()
-        name, args = words[0].removeprefix("/").lower(), words[1:]
+    def redraw_for(self, text: str) -> tuple[str, str] | None:
+        """The command whose answer is the card to redraw after `text` ran from a button."""
+        name, args = _words(text)
+        command = self._commands.get(name)
+        return command.redraw(args) if command is not None and command.redraw else None
+
+    async def dispatch(self, ctx: CommandContext, text: str) -> str | Card:
+        name, args = _words(text)
         command = self._commands.get(name)
         if command is None:
             return f"Unknown command /{name}. Send /help to see the commands."
@@ -99,3 +113,13 @@ class CommandRegistry:
         except UsageError as exc:
             detail = f" ({exc})" if str(exc) else ""
             return f"Usage: {command.usage}{detail}"
+
+
+def _words(text: str) -> tuple[str, list[str]]:
+    try:
+        words = shlex.split(text.strip())
+    except ValueError:
+        words = text.strip().split()
+    if not words:
+        return "", []
+    return words[0].removeprefix("/").lower(), words[1:]

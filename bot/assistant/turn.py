@@ -23,6 +23,7 @@ from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
+from bot.assistant.click_actions import answer_click, record_tracks
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.failures import TurnFailed
 from bot.assistant.holds import TurnHold, TurnTakenOver
@@ -79,6 +80,7 @@ class BotTurn:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
+                await record_tracks(ctx, for_model)
                 await self._think(ctx, for_model, start.context)
             logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
@@ -113,11 +115,15 @@ class BotTurn:
         return bool(start.for_model) and self.services.model is not None
 
     async def _answer_directly(self, ctx: TurnContext, item: BatchItem) -> None:
-        """A slash command or a refusal (`answered_without_model`), answered without a model."""
+        """A slash command, a button's click, or a refusal (`answered_without_model`),
+        answered without a model."""
+        if item.is_click and "answer" not in item.action:  # a command, or a verdict
+            await answer_click(self.commands, ctx, item)
+            return
         conv, role, text = ctx.conversation, item.role, item.text
         assert role is not None
         sender = str(item.payload.get("sender_id"))
-        if self.commands.is_command(text):
+        if not item.is_click and self.commands.is_command(text):
             async with self.services.db.read() as tx:
                 visibility = await visibility_of(tx, self.services.settings, conv, sender)
             reply = await self.commands.dispatch(

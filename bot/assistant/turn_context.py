@@ -21,6 +21,8 @@ from bot.assistant import holds
 from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.holds import TurnHold, TurnTakenOver
+from bot.channels.cards import Card, CardUpdate
+from bot.channels.clicks import CLICK_KIND
 from bot.config import Settings
 from bot.services import Services
 from storage.db import Together
@@ -34,6 +36,9 @@ NOTICE_HINTS = {
     "finding": "From discovery, for the owner: tell them briefly if it still matters, with its "
     "evidence. You may offer to track it as a task; start one only if they agree.",
 }
+# What the owner's "Track as a task" click says: a request for a new task in the words WorkHub's
+# gate reads as one (bot/workhub/new_task.py: a message opening with "new task:").
+TRACK_REQUEST = "new task: track finding #{finding} as a task of its own"
 _STRUCTURED = re.compile(r"^(#{1,6} |\|.*\||```)", re.MULTILINE)
 
 
@@ -64,12 +69,40 @@ class BatchItem:
         )
 
     @property
+    def is_click(self) -> bool:
+        """A click on a card's button (bot/channels/clicks.py)."""
+        return self.kind == CLICK_KIND
+
+    @property
+    def action(self) -> dict[str, str]:
+        """A click's action (bot/channels/cards.py); {} for anything else."""
+        action = self.payload.get("action") if self.is_click else None
+        return {str(k): str(v) for k, v in action.items()} if isinstance(action, dict) else {}
+
+    @property
+    def is_answer(self) -> bool:
+        """A click that is the clicker's words, a message like any: an option answering a
+        question, or "Track as a task" under a finding (a request for a new task)."""
+        action = self.action
+        return "answer" in action or action.get("verdict") == "track"
+
+    @property
     def is_message(self) -> bool:
-        return self.kind == "user_message"
+        return self.kind == "user_message" or self.is_answer
+
+    @property
+    def sender_id(self) -> str:
+        """Who wrote it, or clicked (ingest gives a click's item the clicker's `sender_id`)."""
+        return str(self.payload.get("sender_id") or self.payload.get("operator_id") or "")
 
     @property
     def text(self) -> str:
         """What a message says to the bot (its @mention of the bot removed)."""
+        action = self.action
+        if "answer" in action:
+            return action["answer"]
+        if action.get("verdict") == "track":
+            return TRACK_REQUEST.format(finding=action.get("finding"))
         return str(self.payload.get("addressed_text") or "")
 
     @property
@@ -80,9 +113,15 @@ class BatchItem:
     def render(self, tz: Any) -> str:
         when = self.created_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
         if self.is_message:
-            text = str(self.payload.get("addressed_text") or self.payload.get("text") or "")
-            who = f"{self.payload.get('sender_id')} ({self.role.value if self.role else 'user'})"
+            text = self.text or str(self.payload.get("text") or "")
+            who = f"{self.sender_id} ({self.role.value if self.role else 'user'})"
             thread = " [in a thread]" if self.payload.get("thread_id") else ""
+            if self.is_answer:  # said by our code, outside the person's words
+                thread = (
+                    " [clicked this option, answering the question you asked]"
+                    if "answer" in self.action
+                    else " [clicked 'Track as a task' under the finding]"
+                )
             return f"[{self.ref}] {when} {who}{thread}: {text[:MAX_ITEM_CHARS]}"
         body = str(self.payload.get("text") or self.payload)[:MAX_ITEM_CHARS]
         hint = f" ({NOTICE_HINTS[self.kind]})" if self.kind in NOTICE_HINTS else ""
@@ -183,20 +222,24 @@ class TurnContext:
 
 def assign_roles(settings: Settings, platform: str, items: list[BatchItem]) -> None:
     for item in items:
-        if item.is_message:
-            sender = str(item.payload.get("sender_id"))
+        if item.is_message or item.is_click:
+            sender = item.sender_id
             item.role = role_with(settings, platform, sender, listed_admin=item.listed_admin)
 
 
 def answered_without_model(settings: Settings, chat_type: str, item: BatchItem) -> bool:
-    """A slash command, or a message from someone the assistant does not serve here: the Bot
-    answers it itself (the one rule for a turn's start and for input claimed mid-turn)."""
+    """A slash command (or a button standing for one, or a finding's verdict), or a message
+    from someone the assistant does not serve here: the Bot answers it itself (the one rule
+    for a turn's start and for input claimed mid-turn)."""
+    if item.is_click and not item.is_answer:
+        return True
+    if item.is_click and "finding" in item.action and item.sender_id != settings.owner:
+        return True  # a finding's verdict is the owner's alone: refused without a model
     if not item.is_message:
         return False
     assert item.role is not None, "roles are assigned before this is asked"
-    return CommandRegistry.is_command(item.text) or not may_use_assistant(
-        settings, item.role, chat_type
-    )
+    command = not item.is_answer and CommandRegistry.is_command(item.text)
+    return command or not may_use_assistant(settings, item.role, chat_type)
 
 
 def reply_key(turn_key: str, ordinal: int) -> str:
@@ -215,12 +258,12 @@ async def enqueue_reply(
     services: Services,
     conversation: ConversationView,
     key: str,
-    text: str,
+    text: str | Card | CardUpdate,
     reply_to: BatchItem | None,
     hold: TurnHold,
 ) -> bool:
-    """Write one reply to the outbox, if the turn still `hold`s its conversation (else raise
-    TurnTakenOver); False if this key was written before."""
+    """Write one reply (a card, or a card redrawn) to the outbox, if the turn still `hold`s
+    its conversation (else raise TurnTakenOver); False if this key was written before."""
     content_type, content = _content(text)
     row = {
         "idempotency_key": key,
@@ -263,8 +306,13 @@ async def _pending_of_each(
     return [found.get(conversation_id, []) for conversation_id in conversation_ids]
 
 
-def _content(text: str) -> tuple[str, dict[str, Any]]:
-    """Plain text, or a rich-text post when the reply is structured (headings, tables, code)."""
+def _content(text: str | Card | CardUpdate) -> tuple[str, dict[str, Any]]:
+    """Plain text, or a rich-text post when the reply is structured (headings, tables, code);
+    a card with buttons, or a card redrawn, as it is."""
+    if isinstance(text, Card):
+        return "card", text.to_content()
+    if isinstance(text, CardUpdate):
+        return "card_update", text.to_content()
     if not _STRUCTURED.search(text):
         return "text", {"text": text}
     lines = text.strip().split("\n\n")

@@ -60,9 +60,7 @@ class ApiUsageCounter:
     async def totals(self, now: datetime | None = None) -> UsageTotals:
         """What is stored (calls of the last `interval` may not be yet: `flush` first)."""
         async with self.db.read() as tx:
-            return await api_usage.totals(
-                tx, platform=self.platform, today=self._today(now).date()
-            )
+            return await api_usage.totals(tx, platform=self.platform, today=self._today(now).date())
 
     async def aclose(self) -> None:
         if self._flusher is not None and not self._flusher.done():

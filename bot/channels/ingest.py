@@ -143,7 +143,8 @@ class Ingest:
                     [
                         inbox.NewItem(
                             kind=CLICK_KIND,
-                            payload=click.to_payload(),
+                            # `sender_id`: who acts, read as for a message (roles, admins)
+                            payload=click.to_payload() | {"sender_id": click.operator_id},
                             conversation_id=conversation_id,
                             dedupe_key=f"{click.platform}:{click.event_key}",
                             created_at=now,
@@ -155,6 +156,13 @@ class Ingest:
         CLICKS.labels(outcome.value).inc()
         log.info("click %s by %s: %s", click.click_id, click.operator_id, outcome.value)
         return IngestResult(outcome, conversation_id)
+
+    async def chat_type_of(self, platform: str, chat_id: str) -> str | None:
+        """A known chat's type (p2p | group), for a platform whose callbacks do not say it
+        (a Feishu card click); None for a chat no message came from and no card went to."""
+        async with self.db.read() as tx:
+            row = await conversations.by_chat(tx, platform, chat_id)
+        return row.chat_type if row is not None else None
 
     async def close(self) -> None:
         await self._batches.close()

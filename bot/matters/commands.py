@@ -7,17 +7,31 @@ from datetime import datetime
 
 from bot.assistant.access import NOT_PERMITTED, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.channels.cards import MAX_MARKDOWN, Button, Card
 from bot.matters.service import MatterService
 from bot.parsing import parse_id
 from storage.models import Matter
 from storage.repos import matters
+from storage.repos.matters import CANCELLED, COMPLETED, PAUSED
 
 USAGE = "/matters list | show N | pause N | resume N | cancel N"
 
 
+DONE = {"pause": "Paused", "resume": "Resumed", "cancel": "Cancelled"}
+
+
+def _redraw(args: list[str]) -> tuple[str, str] | None:
+    """A Matter's button redraws its card (`/matters show N`)."""
+    if len(args) == 2 and args[0] in DONE:
+        return f"/matters show {args[1]}", DONE[args[0]]
+    return None
+
+
 def register_matter_commands(registry: CommandRegistry) -> None:
-    @registry.command("matters", usage=USAGE, summary="see and steer long-running tasks")
-    async def matters_cmd(ctx: CommandContext, args: list[str]) -> str:
+    @registry.command(
+        "matters", usage=USAGE, summary="see and steer long-running tasks", redraw=_redraw
+    )
+    async def matters_cmd(ctx: CommandContext, args: list[str]) -> str | Card:
         if not args:
             raise UsageError()
         action, rest = args[0], args[1:]
@@ -67,9 +81,10 @@ async def _list(ctx: CommandContext) -> str:
     )
 
 
-def _show(ctx: CommandContext, m: Matter) -> str:
+def _show(ctx: CommandContext, m: Matter) -> Card:
+    """The Matter as a card, with the buttons that fit its status."""
     lines = [
-        f"Task #{m.id} — {m.status}, revision {m.revision}, {m.run_count} turns",
+        f"**{m.status}**, revision {m.revision}, {m.run_count} turns",
         f"objective: {m.objective}",
     ]
     for amendment in m.amendments[-3:]:
@@ -89,7 +104,19 @@ def _show(ctx: CommandContext, m: Matter) -> str:
     if m.work_record:
         last = m.work_record[-1]
         lines.append(f"last settle: {last['disposition']} — {last['summary']}")
-    return "\n".join(lines)
+    return Card(f"Task #{m.id}", "\n".join(lines)[:MAX_MARKDOWN], _buttons(m))
+
+
+def _buttons(m: Matter) -> tuple[Button, ...]:
+    """What can still be done to it: nothing once it is over."""
+    if m.status in (COMPLETED, CANCELLED):
+        return ()
+    steer = (
+        Button("Resume", {"command": f"/matters resume {m.id}"}, "primary")
+        if m.status == PAUSED
+        else Button("Pause", {"command": f"/matters pause {m.id}"})
+    )
+    return (steer, Button("Cancel", {"command": f"/matters cancel {m.id}"}, "danger"))
 
 
 def _when(ctx: CommandContext, at: datetime | None) -> str:

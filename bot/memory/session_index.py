@@ -126,9 +126,7 @@ class SessionIndexWorker(Follower[LoggedEvent]):
         )
         self.indexer = indexer
 
-    async def read_after(
-        self, tx: AsyncSession, after: int, limit: int
-    ) -> Sequence[LoggedEvent]:
+    async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[LoggedEvent]:
         return await repo.logged_after(tx, after, limit)
 
     async def read_between(

@@ -186,9 +186,7 @@ class SourceIndexWorker(Follower[SourceRecord]):
         )
         self.indexer = indexer
 
-    async def read_after(
-        self, tx: AsyncSession, after: int, limit: int
-    ) -> Sequence[SourceRecord]:
+    async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[SourceRecord]:
         return await repo.records_after(tx, after, limit)
 
     async def read_between(

@@ -104,9 +104,7 @@ async def _share(ctx: CommandContext, action: str, args: list[str]) -> str:
                 now=utcnow(),
             )
             return f"{name} is shared with this chat: what it holds can be found here."
-        removed = await source_shares.unshare(
-            tx, source=name, conversation_id=ctx.conversation_id
-        )
+        removed = await source_shares.unshare(tx, source=name, conversation_id=ctx.conversation_id)
     if not removed:
         return f"{name} was not shared with this chat."
     return f"{name} is no longer shared with this chat."

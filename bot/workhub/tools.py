@@ -31,7 +31,8 @@ async def requester_of(ctx: TurnContext) -> Requester:
 
 
 def _text_of(item: BatchItem) -> str:
-    return str(item.payload.get("addressed_text") or item.payload.get("text") or "")
+    # `item.text`: a clicked answer's words too (bot/channels/clicks.py), not only a message's
+    return item.text or str(item.payload.get("text") or "")
 
 
 def _user_words(ctx: TurnContext) -> dict[str, object]:

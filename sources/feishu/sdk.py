@@ -111,6 +111,8 @@ from lark_oapi.api.im.v1.model.create_message_request_body import (
 )
 from lark_oapi.api.im.v1.model.list_chat_request import ListChatRequest
 from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest
+from lark_oapi.api.im.v1.model.patch_message_request import PatchMessageRequest
+from lark_oapi.api.im.v1.model.patch_message_request_body import PatchMessageRequestBody
 from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import (
     ReplyMessageRequestBody,
@@ -137,6 +139,8 @@ __all__ = [
     "ListChatRequest",
     "ListMessageRequest",
     "LogLevel",
+    "PatchMessageRequest",
+    "PatchMessageRequestBody",
     "RawResponse",
     "ReplyMessageRequest",
     "ReplyMessageRequestBody",

@@ -36,6 +36,7 @@ from .feishu_models import (
     HistoryMessage,
     JSONDict,
     Mention,
+    PatchedCard,
     RecordedRequest,
     SentMessage,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "FeishuFake",
     "HistoryMessage",
     "Mention",
+    "PatchedCard",
     "RecordedRequest",
     "SentMessage",
     "WsClientConfig",

@@ -34,6 +34,7 @@ from .feishu_models import (
     HistoryMessage,
     JSONDict,
     Mention,
+    PatchedCard,
     SentMessage,
     new_id,
     stable_hex,
@@ -125,6 +126,18 @@ def _check_content(msg_type: str, content: str) -> None:
         raise FeishuApiError(INVALID_PARAM, detail="invalid message content")
 
 
+PATCH_WINDOW_SECONDS = 14 * 86_400
+PATCH_QPS_PER_MESSAGE = 5
+
+
+def _update_multi(card: str) -> bool:
+    try:
+        config = json.loads(card).get("config")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(config, dict) and config.get("update_multi") is True
+
+
 class ImHandlers:
     """Mixin for FeishuFake; keeps chats and messages and serves the IM endpoints."""
 
@@ -139,6 +152,8 @@ class ImHandlers:
         self.messages: dict[str, HistoryMessage] = {}
         self._uuids: dict[tuple[str, str], tuple[str, float]] = {}
         self._send_times: dict[str, deque[float]] = {}
+        self.patched: list[PatchedCard] = []
+        self._patch_times: dict[str, deque[float]] = {}
 
     def now(self) -> float:
         raise NotImplementedError
@@ -151,6 +166,7 @@ class ImHandlers:
         app.router.add_get("/open-apis/im/v1/messages", self._list_messages)
         app.router.add_post("/open-apis/im/v1/messages/{message_id}/reply", self._reply)
         app.router.add_get("/open-apis/im/v1/chats", self._list_chats)
+        app.router.add_patch("/open-apis/im/v1/messages/{message_id}", self._patch)
 
     # ---- state for tests -------------------------------------------------------------------
 
@@ -363,6 +379,49 @@ class ImHandlers:
             receive_id_type="reply",
             parent=parent,
         )
+
+    async def _patch(self, request: web.Request) -> web.Response:
+        """Update a card the app sent ("更新应用发送的消息卡片",
+        open.feishu.cn/document/uAjLw4CM/ukTMukTMukTM/reference/im-v1/message/patch): only an
+        `interactive` message this app sent, not recalled, sent within 14 days, whose old and
+        new card both declare `config.update_multi: true`; at most 30 KB; 5 QPS per message.
+        The doc states these limits but not the code of each refusal: those without a
+        documented code answer 230001 (invalid parameter) with the reason."""
+        app_id = self.authenticate(request)
+        message_id = request.match_info["message_id"]
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise _field_error("body", "invalid JSON") from None
+        content = body.get("content") if isinstance(body, dict) else None
+        if not isinstance(content, str) or not content:
+            raise _field_error("content", "is required and must be a string")
+        message = self.messages.get(message_id)
+        if message is None:
+            raise FeishuApiError(MESSAGE_IDS_NOT_EXIST, detail=message_id)
+        if message.deleted:
+            raise FeishuApiError(MESSAGE_RECALLED)
+        if message.msg_type != "interactive" or message.sender_id != app_id:
+            raise FeishuApiError(INVALID_PARAM, detail="only a card this app sent can be updated")
+        now = self.now()
+        if now - message.create_time_ms / 1000 > PATCH_WINDOW_SECONDS:
+            raise FeishuApiError(INVALID_PARAM, detail="the message is older than 14 days")
+        if len(raw) > RICH_LIMIT_BYTES:
+            raise FeishuApiError(CONTENT_TOO_LONG)
+        _check_content("interactive", content)
+        if not (_update_multi(message.content) and _update_multi(content)):
+            raise FeishuApiError(INVALID_PARAM, detail="config.update_multi must be true")
+        times = self._patch_times.setdefault(message_id, deque())
+        while times and now - times[0] >= 1.0:
+            times.popleft()
+        if len(times) >= PATCH_QPS_PER_MESSAGE:
+            raise FeishuApiError(CHAT_RATE_LIMITED, detail="message update rate limit")
+        times.append(now)
+        message.content, message.updated = content, True
+        message.update_time_ms = int(now * 1000)
+        self.patched.append(PatchedCard(message_id, content, app_id))
+        return web.json_response({"code": 0, "msg": "success", "data": {}})
 
     # ---- reads -----------------------------------------------------------------------------
 

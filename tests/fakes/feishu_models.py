@@ -228,6 +228,19 @@ class HistoryMessage:
 
 
 @dataclass
+class PatchedCard:
+    """A card the bot updated in place (PATCH im/v1/messages/:message_id), in order."""
+
+    message_id: str
+    content: str  # the new card JSON string, as the client sent it
+    app_id: str
+
+    @property
+    def body(self) -> Any:
+        return json.loads(self.content)
+
+
+@dataclass
 class SentMessage:
     """A message the bot actually created (create or reply), in order of creation."""
 

@@ -254,12 +254,13 @@ async def test_matters_commands_steer_a_task_for_its_owner_and_refuse_others(
         await say(w, "/matters pause banana")
         await say_in_group(w, f"/matters cancel {matter.id}", sender="ou_stranger")
         await replies(w, 6)
-        answers = [m.text for m in w.fake.sent if m.chat_id == "oc_owner_dm"]
+        # `/matters show` answers with a card: its JSON, where the others are text
+        answers = [m.text or m.content for m in w.fake.sent if m.chat_id == "oc_owner_dm"]
         [refusal] = [m.text for m in w.fake.sent if m.chat_id == "oc_group"]
         after = await _matter(w, session_id)
     assert f"#{matter.id} active: watch the deploy" in answers[0]
     assert answers[1] == f"Task #{matter.id}: paused."
-    assert "— paused" in answers[2]
+    assert "**paused**" in answers[2] and f"/matters resume {matter.id}" in answers[2]
     assert "amended: and the canary too" in answers[2]
     assert "reviewer rejections: 2" in answers[2]
     assert answers[3] == f"Task #{matter.id}: resumed."

@@ -303,6 +303,8 @@ async def speak(w: FeishuWorld, seat: Seat, text: str) -> str:
 def reply_text(content: dict[str, Any]) -> str:
     if "text" in content:
         return str(content["text"])
+    if "markdown" in content:  # a card (bot/channels/cards.py)
+        return f"{content['title']}\n{content['markdown']}"
     return "\n\n".join([str(content.get("title") or ""), *map(str, content["paragraphs"])])
 
 
@@ -726,7 +728,7 @@ async def try_every_command(
         assert replies[case] == f"No task #{n}.", (case, replies[case])
     assert replies[f"/matters show #{n}"] == f"No task #{n}."
     assert f"#{n} " not in replies["/matters list"]
-    assert replies[f"/matters show {own_matter}"].startswith(f"Task #{own_matter} — waiting")
+    assert replies[f"/matters show {own_matter}"].startswith(f"Task #{own_matter}\n**waiting**")
     for case in ("/sync share email:INBOX", f"/sync share feishu:{OWNER_DM}"):
         assert replies[case] == NOT_SHARING, (case, replies[case])
     assert replies["/sync unshare email:INBOX"] == NOT_SHARING

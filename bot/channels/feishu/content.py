@@ -1,14 +1,19 @@
 """Outbound content: what the outbox holds → the messages Feishu accepts.
 
 Outbox content is platform-neutral: `text` {"text"}, `post` {"title", "paragraphs": [str]}, or
-`interactive` {"card": {...}} (a Feishu card as-is). Long text is split below Feishu's limits
-(150 KB for text, 30 KB for post and card bodies), at paragraph or line breaks where it can.
+`interactive` {"card": {...}} (a Feishu card as-is), or `card` (a card with buttons:
+bot/channels/cards.py, drawn by bot/channels/feishu/action_cards.py). Long text is split below
+Feishu's limits (150 KB for text, 30 KB for post and card bodies), at paragraph or line breaks
+where it can.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from bot.channels.cards import Card, InvalidCard
+from bot.channels.feishu.action_cards import card_json
 
 MAX_TEXT_BYTES = 30_000  # far below the 150 KB limit: long messages read better in parts
 MAX_POST_BYTES = 28_000  # under the 30 KB request limit, leaving room for the envelope
@@ -62,6 +67,11 @@ def render(content_type: str, content: dict[str, Any]) -> list[tuple[str, str]]:
         if len(card.encode()) > MAX_POST_BYTES:
             raise ValueError(f"card is {len(card.encode())} bytes; Feishu accepts 30 KB")
         return [("interactive", card)]
+    if content_type == "card":
+        try:
+            return [("interactive", card_json(Card.from_content(content)))]
+        except InvalidCard as exc:
+            raise ValueError(str(exc)) from None
     raise ValueError(f"unknown outbox content type {content_type!r}")
 
 

@@ -18,6 +18,8 @@ from datetime import timedelta
 from prometheus_client import Counter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.channels.cards import CardUpdate
+from bot.channels.feishu.action_cards import card_json
 from bot.channels.feishu.api import FeishuApi, FeishuApiError, FeishuUnreachable
 from bot.channels.feishu.content import render
 from bot.channels.ingest import INBOX_TOPIC
@@ -26,6 +28,8 @@ from bot.host.notify import Notifier
 from sources.feishu.sdk import (
     CreateMessageRequest,
     CreateMessageRequestBody,
+    PatchMessageRequest,
+    PatchMessageRequestBody,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
 )
@@ -89,6 +93,9 @@ class FeishuSender(OutboxSender):
         self.limiter = limiter or ChatRateLimiter()
 
     async def deliver(self, row: Claimed) -> None:
+        if row.content_type == "card_update":
+            await self._deliver_update(row)
+            return
         earlier_attempt = row.claims > 1
         if earlier_attempt and utcnow() - row.created_at > UUID_WINDOW:
             await self._settle(
@@ -122,6 +129,33 @@ class FeishuSender(OutboxSender):
                 await self._settle(row, outbox.UNCERTAIN, str(exc))
             return
         await self._settle(row, outbox.SENT, None, message_ids)
+
+    async def _deliver_update(self, row: Claimed) -> None:
+        """A card redrawn in place (PATCH im/v1/messages/:message_id). The same patch twice
+        leaves the same card, so a retry needs no uuid; a card Feishu no longer lets us update
+        (recalled, older than 14 days) fails visibly like any undeliverable row."""
+        try:
+            update = CardUpdate.from_content(row.content)
+            content = card_json(update.card)
+        except ValueError as exc:  # InvalidCard too
+            await self._settle(row, outbox.FAILED, f"cannot render: {exc}")
+            return
+        request = (
+            PatchMessageRequest.builder()
+            .message_id(update.message_id)
+            .request_body(PatchMessageRequestBody.builder().content(content).build())
+            .build()
+        )
+        try:
+            await self.api.call("im.message.patch", lambda opt: self.api.send(request, opt))
+        except (FeishuApiError, FeishuUnreachable) as exc:
+            retryable = isinstance(exc, FeishuUnreachable) or exc.retryable
+            if retryable and row.claims < MAX_CLAIMS:
+                await self._retry_later(row, str(exc))
+            else:
+                await self._settle(row, outbox.FAILED, str(exc))
+            return
+        await self._settle(row, outbox.SENT, None, [update.message_id])
 
     async def _send_one(self, row: Claimed, msg_type: str, content: str, uuid: str) -> str:
         if row.reply_to:

@@ -1,5 +1,7 @@
 """`POST /feishu/events`: verify, store, ack. Messages go to ingest; reactions are stored
-(bot/channels/reactions.py) and start nothing.
+(bot/channels/reactions.py) and start nothing; card callbacks (`card.action.trigger`, a click
+on one of our buttons) go to ingest as clicks and are answered with a toast at once, the work
+done by the Bot after (bot/channels/feishu/card_action.py).
 
 Status codes are chosen for Feishu's retry behaviour: 200 for anything stored or deliberately
 ignored (an unknown event type is logged, never 500, or Feishu retries it for hours); 401 for
@@ -19,10 +21,20 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import Counter
 
+from bot.channels.clicks import InboundClick
+from bot.channels.feishu.card_action import (
+    CARD_ACTION_EVENT,
+    PLATFORM,
+    RECEIVED,
+    NotAClick,
+    click_ids,
+    normalize_click,
+    toast,
+)
 from bot.channels.feishu.envelope import EnvelopeOpener, Unauthorized
 from bot.channels.feishu.normalize import MESSAGE_EVENT, NotAMessage, normalize
 from bot.channels.feishu.reaction_event import REACTION_EVENT, NotAReaction, normalize_reaction
-from bot.channels.ingest import Ingest
+from bot.channels.ingest import Ingest, Outcome
 from bot.channels.reactions import store_reaction
 from bot.web.json_body import UnusableJson
 from storage.types import utcnow
@@ -70,6 +82,8 @@ class FeishuWebhook:
             return web.json_response({"challenge": envelope.body.get("challenge", "")})
         if envelope.event_type == REACTION_EVENT:
             return await self._reaction(request, envelope.body)
+        if envelope.event_type == CARD_ACTION_EVENT:
+            return await self._click(request, envelope.body)
         if envelope.event_type != MESSAGE_EVENT:
             log.info("ignored Feishu event type %s", reprlib.repr(envelope.event_type))
             return web.json_response({"msg": "ignored"})
@@ -101,6 +115,34 @@ class FeishuWebhook:
             return web.json_response({"msg": "try again"}, status=503)
         return web.json_response({"msg": "success", "outcome": "stored" if new else "duplicate"})
 
+    async def _click(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """Stored once and handed to the Bot; answered with a toast within Feishu's 3 s."""
+        try:
+            click = await read_click(self.ingest, body)
+        except Exception as exc:  # NotAClick, or anything else the callback made us trip over
+            return _bad_request(request, "bad card callback", exc)
+        try:
+            result = await self.ingest.accept_click(click)
+        except Exception as exc:  # the database: Feishu delivers it again later
+            log.error("could not store click %s: %s", click.click_id, reason(exc))
+            return web.json_response({"msg": "try again"}, status=503)
+        return web.json_response(click_answer(result.outcome))
+
+
+async def read_click(ingest: Ingest, body: dict[str, Any]) -> InboundClick:
+    """The callback as a click (NotAClick if it is not one on a card of ours)."""
+    chat_id, _ = click_ids(body)
+    chat_type = await ingest.chat_type_of(PLATFORM, chat_id)
+    if chat_type is None:
+        raise NotAClick(f"a click in chat {reprlib.repr(chat_id)}, where no card of ours went")
+    return normalize_click(body, chat_type=chat_type)
+
+
+def click_answer(outcome: Outcome) -> dict[str, Any]:
+    if outcome is Outcome.STALE:
+        return toast("This card is too old to act on", "warning")
+    return toast(RECEIVED)
+
 
 def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Response:
     log.warning("refused webhook request from %s, %s: %s", request.remote, what, reason(exc))
@@ -110,7 +152,7 @@ def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Respons
 def reason(exc: BaseException) -> str:
     """An exception in one short line: its own text for ours, with its type for the rest."""
     # Malformed is UnusableJson too
-    ours = isinstance(exc, UnusableJson | NotAMessage | NotAReaction)
+    ours = isinstance(exc, UnusableJson | NotAMessage | NotAReaction | NotAClick)
     text = str(exc) if ours else f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"

@@ -13,6 +13,11 @@ connection), so a watchdog on the application loop restarts the client when it h
 without a connection for too long: a bot that quietly stops until someone restarts it is
 one of the complaints we design against.
 
+Card callbacks (`card.action.trigger`, schema 2.0) arrive over this connection as frames of
+type "event", like events: lark-oapi 1.7.5 hands only those to the handler (`_handle_data_frame`
+drops frames of type "card", the old-style callback, unanswered) and sends what the handler
+returns back as the frame's base64 `data`: here the toast the clicker sees.
+
 Several replicas may each hold a connection: Feishu gives each event to one of them, and the
 database decides duplicates anyway.
 """
@@ -28,10 +33,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bot.channels.feishu.card_action import CARD_ACTION_EVENT, NotAClick, toast
 from bot.channels.feishu.envelope import Envelope
 from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
 from bot.channels.feishu.reaction_event import REACTION_EVENT, normalize_reaction
-from bot.channels.feishu.webhook import reason
+from bot.channels.feishu.webhook import click_answer, read_click, reason
 from bot.channels.ingest import Ingest
 from bot.channels.reactions import store_reaction
 from bot.web.json_body import parse_json_object
@@ -50,16 +56,19 @@ class EventReader:
     """What ws.Client calls with each event frame's payload, in place of the SDK's dispatcher
     (which answers unknown event types and its own parsing errors with an error, so Feishu
     delivers them again and again). Message events go to `on_message`, reactions to
-    `on_reaction`; anything else is logged and acked. Only what they raise (a failure to
-    store) reaches the SDK."""
+    `on_reaction`, card callbacks to `on_click` (whose answer, a toast, goes back in the ack);
+    anything else is logged and acked. Only what they raise (a failure to store) reaches the
+    SDK."""
 
     def __init__(
         self,
         on_message: Callable[[dict[str, Any]], None],
         on_reaction: Callable[[dict[str, Any]], None] | None = None,
+        on_click: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self._on_message = on_message
         self._on_reaction = on_reaction
+        self._on_click = on_click
 
     def _do_without_validation(self, payload: bytes) -> Any:  # the name ws.Client calls
         try:
@@ -70,6 +79,8 @@ class EventReader:
         if envelope.event_type == REACTION_EVENT and self._on_reaction is not None:
             self._on_reaction(envelope.body)
             return None
+        if envelope.event_type == CARD_ACTION_EVENT and self._on_click is not None:
+            return self._on_click(envelope.body)
         if envelope.event_type != MESSAGE_EVENT:
             log.info(
                 "ignored Feishu event type %s (long connection)", reprlib.repr(envelope.event_type)
@@ -157,7 +168,7 @@ class FeishuLongConnection:
         client = long_connection().Client(
             self.app_id,
             self.app_secret,
-            event_handler=EventReader(self._on_message, self._on_reaction),
+            event_handler=EventReader(self._on_message, self._on_reaction, self._on_click),
             domain=self.domain,
             log_level=LogLevel.WARNING,
         )
@@ -213,6 +224,23 @@ class FeishuLongConnection:
         stored = store_reaction(self.ingest.db, reaction)
         future = asyncio.run_coroutine_threadsafe(stored, self._app_loop)
         future.result(timeout=INGEST_TIMEOUT)
+
+    def _on_click(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Like `_on_message`, and answers with the toast the clicker sees. A callback that is
+        not a click on our buttons is answered with an error toast and acked: sent again, it
+        would be no better."""
+        assert self._app_loop is not None
+        future = asyncio.run_coroutine_threadsafe(self._click(body), self._app_loop)
+        return future.result(timeout=INGEST_TIMEOUT)
+
+    async def _click(self, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            click = await read_click(self.ingest, body)
+        except NotAClick as exc:
+            log.warning("refused Feishu card callback (long connection): %s", reason(exc))
+            return toast("This button is not one of ours", "error")
+        result = await self.ingest.accept_click(click)
+        return click_answer(result.outcome)
 
     async def stop(self) -> None:
         if self._watchdog is not None:

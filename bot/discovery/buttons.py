@@ -1,0 +1,48 @@
+"""A finding's buttons: "Track as a task" and "Not useful" under the Bot's message telling
+the owner a finding (`finding_buttons`), and what their clicks record (`record_verdict`).
+
+Only the owner's click counts: a finding is told to the owner alone, and their verdict is what
+discovery learns from. Each click is feedback of kind `button` (bot/discovery/delivery.py
+`record_feedback`), once per click. "Track" also becomes the owner's request for a task, which
+the model acts on the way any request for a new task is (WorkHub's gate reads the words).
+"""
+
+from __future__ import annotations
+
+from bot.channels.cards import Button
+from bot.discovery.delivery import BUTTON, record_feedback
+from bot.parsing import parse_id
+from bot.services import Services
+from storage.models import Finding
+from storage.types import utcnow
+
+TRACK, NOT_USEFUL = "track", "not_useful"
+
+
+def finding_buttons(finding_id: int) -> tuple[Button, ...]:
+    return (
+        Button("Track as a task", {"finding": str(finding_id), "verdict": TRACK}, "primary"),
+        Button("Not useful", {"finding": str(finding_id), "verdict": NOT_USEFUL}),
+    )
+
+
+async def record_verdict(
+    services: Services,
+    clicker: str,
+    action: dict[str, str],
+    click_item: int,
+) -> str:
+    """The owner's verdict recorded (once per click); the one line the clicker reads."""
+    owner = services.settings.owner
+    if not owner or clicker != owner:
+        return "Only the owner's verdict on a finding counts; nothing was recorded."
+    finding_id = parse_id(action["finding"], what="a finding number")
+    verdict = action["verdict"]
+    async with services.db.write() as tx:
+        finding = await tx.get(Finding, finding_id) if finding_id is not None else None
+        if finding is None:
+            return f"No finding #{action['finding']}."
+        await record_feedback(tx, finding.id, BUTTON, f"click:{click_item}", verdict, utcnow())
+    if verdict == NOT_USEFUL:
+        return f"Noted: finding #{finding.id} was not useful."
+    return f"Noted: finding #{finding.id} is worth tracking."
