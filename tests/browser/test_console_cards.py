@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,16 @@ if importlib.util.find_spec("playwright") is None and not os.environ.get("CI"):
 
 from playwright.async_api import Page, expect
 
+from bot.assistant.component import Assistant
 from bot.channels.cards import Button, Card, CardUpdate
-from storage.repos import outbox
-from tests.apps import make_settings, running_app
+from bot.channels.console.identity import CONSOLE_OWNER
+from storage.models import Matter
+from storage.repos import conversations, outbox
+from storage.types import utcnow
+from tests.apps import RunningApp, make_settings, running_app
 from tests.browser.test_console import open_console, send_with_enter
 from tests.channels.console.support import NoBot, clicks_handed_to_the_bot, write_replies
+from tests.seed import task_session
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -36,7 +42,7 @@ PLAN = """## The plan
 | ship | `me` |
 
 - first *this*
-- then that
+- then _that_ for ou_console_owner
 
 ```
 if a < b: print("<b>not bold</b>")
@@ -58,8 +64,12 @@ async def test_a_markdown_reply_with_a_table_shows_as_a_table(
         await expect(table.locator("td strong"), "bold in a cell").to_have_text("ci")
         await expect(table.locator("td code"), "code in a cell").to_have_text("me")
         await expect(reply.locator("h2"), "the heading").to_have_text("The plan")
-        await expect(reply.locator("ul li"), "the list").to_have_text(["first this", "then that"])
-        await expect(reply.locator("ul li em"), "italic").to_have_text("this")
+        await expect(reply.locator("ul li"), "the list").to_have_text(
+            ["first this", "then that for ou_console_owner"]
+        )
+        await expect(reply.locator("ul li em"), "italic, not inside a word").to_have_text(
+            ["this", "that"]
+        )
         await expect(reply.locator("pre code"), "the code block, as written").to_have_text(
             'if a < b: print("<b>not bold</b>")'
         )
@@ -192,4 +202,60 @@ async def test_a_reaction_is_a_badge_on_the_message_until_it_is_taken_off(
         await expect(page.locator("#log .msg.bot"), "the reply").to_contain_text("pong")
         await expect(badge, "the badge, taken off").to_have_count(0)
         await expect(page.locator("#log .msg"), "no message for a reaction").to_have_count(2)
+        assert problems.seen == []
+
+
+async def _owners_matter(app: RunningApp) -> int:
+    """A Matter the console's owner started in their DM (as tests/assistant/test_buttons.py)."""
+    async with app.services.db.write() as s:
+        conv = await conversations.get_or_create(
+            s, platform="console", chat_id="console-dm", chat_type="p2p", peer_open_id=CONSOLE_OWNER
+        )
+        task = await task_session(s, conv, "deploy")
+        matter = Matter(
+            session_id=task.id,
+            conversation_id=conv.id,
+            requested_by=CONSOLE_OWNER,
+            objective="watch the deploy",
+            amendments=[],
+            wakes=[],
+            work_record=[],
+            status="active",
+            created_at=utcnow(),
+            updated_at=utcnow(),
+        )
+        s.add(matter)
+        await s.flush()
+        return matter.id
+
+
+async def test_clicking_pause_on_a_matters_card_pauses_it_and_redraws_the_card(
+    page: Page, tmp_path: Path, database_url: str
+) -> None:
+    settings = make_settings(tmp_path, database_url, bot_debounce=0.0)
+    # no model, as in tests/assistant/test_buttons.py: the Matter is steered, never run
+    async with running_app(settings, bot=Assistant()) as app:
+        matter_id = await _owners_matter(app)
+        problems = await open_console(page, app)
+        await send_with_enter(page, f"/matters show {matter_id}")
+
+        card = page.locator("#log .msg.bot .bubble.card")
+        await expect(card.locator(".card-title"), "the Matter's card").to_have_text(
+            f"Task #{matter_id}"
+        )
+        buttons = card.get_by_role("button")
+        await expect(buttons, "its buttons").to_have_text(["Pause", "Cancel"])
+        await buttons.get_by_text("Pause").click()
+
+        await expect(card.locator(".card-note"), "the card redrawn").to_contain_text(
+            f"Paused by {CONSOLE_OWNER} at "
+        )
+        await expect(buttons, "what can be done now").to_have_text(["Resume", "Cancel"])
+        await expect(card, "redrawn in place, not sent again").to_have_count(1)
+        await expect(page.locator("#log .msg.bot").last, "the command's answer").to_have_text(
+            re.compile(f"Task #{matter_id}: paused.")
+        )
+        async with app.services.db.read() as s:
+            matter = await s.get(Matter, matter_id)
+            assert matter is not None and matter.status == "paused"
         assert problems.seen == []
