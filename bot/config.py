@@ -186,6 +186,8 @@ class Settings(BaseSettings):
     index_interval: float = Field(default=3600.0, ge=60, le=30 * 86_400, description="seconds")
     index_turn_timeout: float = Field(default=300.0, gt=0, description="seconds")
 
+    # A progress card (steps, then done) on turns and Matters that take time (bot/progress.py).
+    progress_cards: bool = True
     # Free Feishu tenants have a monthly API quota; the status page shows use against it.
     feishu_api_quota: int = Field(default=10_000, ge=0, description="API calls a month")
 

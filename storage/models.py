@@ -612,3 +612,45 @@ class MessageReaction(Base):
     emoji: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)  # Feishu's action time
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ProgressCard(Base):
+    """A progress card: one per Bot turn or per Matter (bot/progress.py writes the desired
+    state), pushed to the chat by its platform's card worker (bot/channels/progress_sender.py).
+    `version` counts changes of the desired state, `pushed_version` the one the platform
+    shows; `next_attempt_at` is set while there is something to push (NULL otherwise, so the
+    due index holds only cards with work) and keeps pushes about a second apart."""
+
+    __tablename__ = "progress_cards"
+    __table_args__ = (Index("ix_progress_cards_due", "platform", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), unique=True)  # the turn key, or matter-<id>
+    platform: Mapped[str] = mapped_column(String(16))
+    chat_id: Mapped[str] = mapped_column(String(128))
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    reply_to: Mapped[str | None] = mapped_column(String(128))  # the message the card answers
+    inbox_item_id: Mapped[int | None] = mapped_column(BigInteger)  # a turn's first item
+    matter_id: Mapped[int | None] = mapped_column(BigInteger)
+    title: Mapped[str] = mapped_column(String(256))
+    steps: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    status: Mapped[str] = mapped_column(String(16), default="working")
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    # What was pushed.
+    card_id: Mapped[str | None] = mapped_column(String(128))
+    message_id: Mapped[str | None] = mapped_column(String(128))
+    element_id: Mapped[str | None] = mapped_column(String(64))
+    sequence: Mapped[int] = mapped_column(Integer, default=0)
+    pushed_version: Mapped[int] = mapped_column(Integer, default=0)
+    streaming_closed: Mapped[bool] = mapped_column(Boolean, default=False)
+    streaming_since: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    pushed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    pushes: Mapped[int] = mapped_column(Integer, default=0)
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # pushes failed in a row
+    last_error: Mapped[str | None] = mapped_column(Text)
+    gave_up_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

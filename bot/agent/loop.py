@@ -4,7 +4,7 @@ stops calling tools, a tool ends the turn, or the step limit is reached."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Generic, TypeVar
@@ -12,10 +12,13 @@ from typing import Generic, TypeVar
 from bot.agent.framing import quote_data
 from bot.agent.tools import ToolOutcome, ToolRegistry
 from bot.llm.client import ModelClient
-from bot.llm.types import Message
+from bot.llm.types import Message, ToolCall
 
 log = logging.getLogger(__name__)
 Ctx = TypeVar("Ctx")
+# Told of each tool call before it runs (outcome None) and after (its outcome): how a caller
+# follows a turn's work (the Bot's progress card) without the loop knowing of it.
+ToolWatcher = Callable[[Ctx, ToolCall, ToolOutcome | None], Awaitable[None]]
 
 
 class Stop(StrEnum):
@@ -48,6 +51,7 @@ class AgentLoop(Generic[Ctx]):
         *,
         ended: Callable[[Ctx], bool] = lambda _ctx: False,
         shown: Callable[[Ctx], None] = lambda _ctx: None,
+        on_tool: ToolWatcher[Ctx] | None = None,
     ) -> LoopResult:
         """`shown(ctx)` runs before each model call: what the context holds by then reaches
         the model. A tool result of the last step, when the loop stops at its limit, never
@@ -66,7 +70,11 @@ class AgentLoop(Generic[Ctx]):
                 result.stop = Stop.NO_TOOL_CALLS
                 return result
             for call in completion.tool_calls:
+                if on_tool is not None:
+                    await on_tool(ctx, call, None)
                 outcome = await self.registry.run(ctx, call)
+                if on_tool is not None:
+                    await on_tool(ctx, call, outcome)
                 result.outcomes.append(outcome)
                 reply = Message.tool(
                     call.id, quote_data(f"tool:{call.name}", outcome.output), name=call.name

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import progress
 from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds
@@ -27,6 +28,7 @@ from bot.assistant.click_actions import answer_click, record_tracks
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.failures import TurnFailed
 from bot.assistant.holds import TurnHold, TurnTakenOver
+from bot.assistant.progress import TurnProgress
 from bot.assistant.prompt import system_prompt
 from bot.assistant.turn_context import (
     BatchItem,
@@ -43,7 +45,7 @@ from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
 from storage.db import Together
 from storage.models import Session
-from storage.repos import conversations, inbox, sessions
+from storage.repos import conversations, inbox, progress_cards, sessions
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -76,20 +78,27 @@ class BotTurn:
         if start is None:
             return
         ctx, direct, for_model = start.ctx, start.direct, start.for_model
+        card = TurnProgress(ctx)
         try:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
                 await record_tracks(ctx, for_model)
-                await self._think(ctx, for_model, start.context)
+                await self._think(ctx, for_model, start.context, card)
             logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
         except Exception as exc:  # the worker counts it against this batch
+            if card.shown:
+                await progress.finish(
+                    services.db, services.notifier, ctx.turn_key, progress_cards.FAILED, "failed"
+                )
             raise TurnFailed([item.id for item in ctx.batch]) from exc
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
+        if card.shown:  # a card its end marked done (a re-run's is found by the next poll)
+            services.notifier.wake_local(progress_cards.PROGRESS_TOPIC)
 
     def _begin(
         self, conv: conversations.ForTurn, rows: list[inbox.Pending], hold: TurnHold
@@ -146,7 +155,11 @@ class BotTurn:
         await enqueue_reply(self.services, conv, f"cmd-{item.id}", reply, item, ctx.hold)
 
     async def _think(
-        self, ctx: TurnContext, items: list[BatchItem], context: history.Context | None
+        self,
+        ctx: TurnContext,
+        items: list[BatchItem],
+        context: history.Context | None,
+        card: TurnProgress,
     ) -> None:
         model = self.services.model
         if model is None or context is None:  # notices relayed as they are; the how-to once
@@ -165,7 +178,13 @@ class BotTurn:
         ctx.pending_summary = context.new_summary
         loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
         try:
-            await loop.run(ctx, prompt, ended=lambda c: c.ended, shown=TurnContext.mark_shown)
+            await loop.run(
+                ctx,
+                prompt,
+                ended=lambda c: c.ended,
+                shown=TurnContext.mark_shown,
+                on_tool=card.on_tool,
+            )
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
             await ctx.send(MODEL_FAILED_REPLY)
@@ -293,6 +312,8 @@ async def _end_each(tx: AsyncSession, endings: list[_Ending]) -> list[bool | Non
     ended = [e for e, ok in zip(endings, given, strict=True) if ok]
     now = utcnow()
     await inbox.mark_delivered_each(tx, [(e.handled, e.turn_key) for e in ended], now)
+    # A turn run again after a crash may end a card its first run made: asked of every turn.
+    await progress_cards.finish_turns(tx, [e.turn_key for e in ended], now)
     logged = [e for e in ended if e.events]
     await sessions.log_each(tx, [(e.session_id, e.events) for e in logged], now)
     for ending in logged:  # what the user was told also goes into the task's own log

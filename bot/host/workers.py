@@ -44,6 +44,7 @@ from storage.models import (
     Matter,
     MemoryIndex,
     OutboxMessage,
+    ProgressCard,
     SessionSummary,
     Source,
     Timer,
@@ -66,6 +67,7 @@ CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (
     Source,
     MemoryIndex,
     DiscoveryState,
+    ProgressCard,
 )
 
 

@@ -51,7 +51,9 @@ def register_matter_commands(registry: CommandRegistry) -> None:
             return f"{NOT_PERMITTED}: task #{matter.id} is not yours"
         if action == "show":
             return _show(ctx, matter)
-        service = MatterService(ctx.services.db, ctx.services.notifier)
+        service = MatterService(
+            ctx.services.db, ctx.services.notifier, cards=ctx.services.settings.progress_cards
+        )
         changed = await {
             "pause": lambda: service.pause(matter.id, "paused by " + ctx.sender_id, report=False),
             "resume": lambda: service.resume(matter.id),

@@ -19,7 +19,9 @@ class Matters:
         services.timers.on(WAKE_KIND, wake_matter)
         if not services.runs_workers or services.model is None:
             return  # delegated work waits, durably, until a model is configured
-        service = MatterService(services.db, services.notifier)
+        service = MatterService(
+            services.db, services.notifier, cards=services.settings.progress_cards
+        )
         turn = MatterTurn(
             services,
             service,

@@ -11,12 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.notify import Notifier
+from bot.matters.card import card_step
 from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check, operation_id
 from bot.workhub.summaries import TOPIC as SUMMARY_TOPIC
 from storage.db import Database
 from storage.models import Matter, Session, Timer
-from storage.repos import inbox, matters, operations, timers, workhub
+from storage.repos import inbox, matters, operations, progress_cards, timers, workhub
 from storage.repos.matters import ACTIVE, CANCELLED, COMPLETED, PAUSED, WAITING
+from storage.repos.progress_cards import DONE, WORKING
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,17 @@ def wake_key(matter_id: int) -> str:
     return f"matter:{matter_id}"
 
 
+def _settle_step(request: SettleRequest) -> tuple[str, str]:
+    """A settle as a line of the Matter's card, and the card's status after it."""
+    summary = " ".join(request.summary.split())[:200]
+    if request.disposition is Disposition.COMPLETE:
+        return f"done: {summary}", DONE
+    if request.disposition is Disposition.WAIT:
+        waiting = " ".join((request.waiting_for or summary).split())[:200]
+        return f"waiting: {waiting}", WORKING
+    return summary or "working", WORKING
+
+
 @dataclass(frozen=True)
 class SettleOutcome:
     status: str
@@ -38,8 +51,16 @@ class SettleOutcome:
 
 
 class MatterService:
-    def __init__(self, db: Database, notifier: Notifier) -> None:
+    def __init__(self, db: Database, notifier: Notifier, *, cards: bool = True) -> None:
         self.db, self.notifier = db, notifier
+        self.cards = cards  # MAKA_PROGRESS_CARDS: the Matter's progress card (matters/card.py)
+
+    async def _card(self, tx: AsyncSession, matter: Matter, step: str, status: str) -> bool:
+        return self.cards and await card_step(tx, matter, step, utcnow(), status)
+
+    def _card_changed(self, due: bool) -> None:
+        if due:
+            self.notifier.wake_local(progress_cards.PROGRESS_TOPIC)
 
     async def earlier(self, matter_id: int, request: SettleRequest) -> SettleOutcome | None:
         """The outcome of this settle if it was applied before; SettleRefused if a different
@@ -64,7 +85,7 @@ class MatterService:
         returns the first outcome instead of applying it twice."""
         op = operation_id(matter_id, request.expected_revision)
         now = utcnow()
-        notify_inbox = notify_summary = False
+        notify_inbox = notify_summary = card_due = False
         async with self.db.write() as tx:
             earlier = await operations.get(tx, op)
             if earlier is not None:
@@ -83,6 +104,7 @@ class MatterService:
             await inbox.mark_delivered(tx, read_item_ids, op, now)
             await self._apply(tx, matter, request, now)
             await self._schedule_wake(tx, matter)
+            card_due = await self._card(tx, matter, *_settle_step(request))
             outcome = SettleOutcome(matter.status, matter.revision)
             await operations.claim(
                 tx,
@@ -112,6 +134,7 @@ class MatterService:
             await self.notifier.notify(INBOX_TOPIC)
         if notify_summary:
             await self.notifier.notify(SUMMARY_TOPIC)
+        self._card_changed(card_due)
         await self.notifier.notify(TOPIC)
         return outcome
 
@@ -184,6 +207,8 @@ class MatterService:
             matter.lease_owner = matter.lease_expires_at = None
             matter.last_error = error
             await timers.cancel(tx, wake_key(matter.id))
+            failed = (progress_cards.FAILED, f"paused: {error}") if error else (WORKING, "paused")
+            card_due = await self._card(tx, matter, failed[1], failed[0])
             if report and error:
                 notify = await self._report_in(
                     tx,
@@ -194,6 +219,7 @@ class MatterService:
                 )
         if notify:
             await self.notifier.notify(INBOX_TOPIC)
+        self._card_changed(card_due)
         return True
 
     async def resume(self, matter_id: int) -> bool:
@@ -203,6 +229,8 @@ class MatterService:
                 return False
             await matters.set_status(tx, matter, ACTIVE, utcnow())
             matter.last_error = None
+            card_due = await self._card(tx, matter, "resumed", WORKING)
+        self._card_changed(card_due)
         await self.notifier.notify(TOPIC)
         return True
 
@@ -218,8 +246,10 @@ class MatterService:
             matter.wakes, matter.next_wake_at = [], None
             await timers.cancel(tx, wake_key(matter.id))
             noted = await self._answer_unread(tx, matter)
+            card_due = await self._card(tx, matter, "cancelled", progress_cards.INTERRUPTED)
         if noted:
             await self.notifier.notify(INBOX_TOPIC)
+        self._card_changed(card_due)
         return True
 
     async def answer_cancelled_input(self) -> int:

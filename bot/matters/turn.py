@@ -14,6 +14,7 @@ from bot.agent.tools import ToolRegistry
 from bot.assistant.visibility import Visibility, visibility_of
 from bot.llm.client import ModelClient
 from bot.llm.types import Message, ModelError
+from bot.matters.card import card_step, has_card
 from bot.matters.service import MatterService
 from bot.matters.tools import MatterTurnContext
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
@@ -21,6 +22,7 @@ from bot.memory.session_index import conversation_scope
 from bot.services import Services
 from storage.models import Conversation, Matter, Session
 from storage.repos import sessions
+from storage.repos.progress_cards import PROGRESS_TOPIC
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,7 @@ class MatterTurn:
         self.tools, self.timeout, self.max_steps = tools, timeout, max_steps
 
     async def run(self, matter: Matter) -> None:
+        await self._show_card(matter)
         scope, visibility = await self._scope(matter)
         ctx = MatterTurnContext(
             self.services,
@@ -108,6 +111,17 @@ class MatterTurn:
             await self.matters.pause(matter.id, "the turn ended without settling", report=True)
             return
         await self._log(matter, ctx)
+
+    async def _show_card(self, matter: Matter) -> None:
+        """The Matter's progress card, made in its chat as its first turn starts."""
+        if not self.services.settings.progress_cards:
+            return
+        async with self.services.db.write() as tx:
+            if await has_card(tx, matter.id):
+                return
+            due = await card_step(tx, matter, "started", utcnow())
+        if due:
+            self.services.notifier.wake_local(PROGRESS_TOPIC)
 
     async def _scope(self, matter: Matter) -> tuple[str | None, Visibility]:
         """Where the task's log is indexed, and what it may read: what the conversation it

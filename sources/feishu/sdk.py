@@ -105,6 +105,19 @@ _defer_package_inits()
 
 # The pieces, each from the module that defines it (a package's own names would run its
 # __init__). Keep this list to what the code uses.
+from lark_oapi.api.cardkit.v1.model.card import Card as CardKitCard
+from lark_oapi.api.cardkit.v1.model.content_card_element_request import (
+    ContentCardElementRequest,
+)
+from lark_oapi.api.cardkit.v1.model.content_card_element_request_body import (
+    ContentCardElementRequestBody,
+)
+from lark_oapi.api.cardkit.v1.model.create_card_request import CreateCardRequest
+from lark_oapi.api.cardkit.v1.model.create_card_request_body import CreateCardRequestBody
+from lark_oapi.api.cardkit.v1.model.settings_card_request import SettingsCardRequest
+from lark_oapi.api.cardkit.v1.model.settings_card_request_body import SettingsCardRequestBody
+from lark_oapi.api.cardkit.v1.model.update_card_request import UpdateCardRequest
+from lark_oapi.api.cardkit.v1.model.update_card_request_body import UpdateCardRequestBody
 from lark_oapi.api.im.v1.model.create_message_request import CreateMessageRequest
 from lark_oapi.api.im.v1.model.create_message_request_body import (
     CreateMessageRequestBody,
@@ -133,6 +146,11 @@ __all__ = [
     "AccessTokenType",
     "BaseRequest",
     "BaseResponse",
+    "CardKitCard",
+    "ContentCardElementRequest",
+    "ContentCardElementRequestBody",
+    "CreateCardRequest",
+    "CreateCardRequestBody",
     "CreateMessageRequest",
     "CreateMessageRequestBody",
     "HttpMethod",
@@ -145,6 +163,10 @@ __all__ = [
     "ReplyMessageRequest",
     "ReplyMessageRequestBody",
     "RequestOption",
+    "SettingsCardRequest",
+    "SettingsCardRequestBody",
+    "UpdateCardRequest",
+    "UpdateCardRequestBody",
     "long_connection",
 ]
 

@@ -15,7 +15,7 @@ from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message
 from storage.models import InboxItem, OutboxMessage
 from storage.repos.outbox import PENDING
-from tests.fakes import Mention
+from tests.fakes import FakeCard, Mention, SentMessage
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.waiting import wait_until
 
@@ -52,12 +52,24 @@ async def say_in_group(w: FeishuWorld, text: str, *, sender: str = "ou_member") 
 
 
 async def replies(w: FeishuWorld, n: int, *, mid_turn: bool = False) -> list[str]:
+    """The answers sent (a turn's progress card is not one: see `progress_card`)."""
+
     async def enough() -> bool:
-        return len(w.fake.sent) >= n
+        return len(answers(w)) >= n
 
     await wait_until(enough, what=f"{n} replies at the Feishu fake")
     await quiet(w, mid_turn=mid_turn)  # a wrong extra reply would have been sent by now
-    return [m.text or m.content for m in w.fake.sent]
+    return [m.text or m.content for m in answers(w)]
+
+
+def answers(w: FeishuWorld) -> list[SentMessage]:
+    return [m for m in w.fake.sent if w.fake.card_of_message(m.content) is None]
+
+
+def cards(w: FeishuWorld) -> list[FakeCard]:
+    """The progress cards sent, each as it looks now."""
+    shown = (w.fake.card_of_message(m.content) for m in w.fake.sent)
+    return [card for card in shown if card is not None]
 
 
 async def quiet(w: FeishuWorld, timeout: float = 20.0, *, mid_turn: bool = False) -> None:

@@ -2,6 +2,7 @@
 
 from .feishu import (
     Chat,
+    FakeCard,
     FeishuApiError,
     FeishuEventSender,
     FeishuFake,
@@ -22,6 +23,7 @@ from .feishu import (
 
 __all__ = [
     "Chat",
+    "FakeCard",
     "FeishuApiError",
     "FeishuEventSender",
     "FeishuFake",

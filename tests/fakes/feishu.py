@@ -2,10 +2,10 @@
 
 The real lark-oapi SDK (`lark.Client.builder().domain(fake.url)`) and plain aiohttp code talk to
 it. It speaks the subset Maka uses: tenant token, bot info, message create/reply/list, chat list,
-and lets a test inject the failures Feishu really produces (rate limits, expired tokens, lost
-responses). Message handling lives in `feishu_im.py`; the webhook event client in
-`feishu_events.py`; data types and error codes (with their doc sources) in `feishu_models.py`;
-the long-connection (WebSocket) mode in `feishu_ws.py`.
+CardKit cards (`feishu_cardkit.py`), and lets a test inject the failures Feishu really produces
+(rate limits, expired tokens, lost responses). Message handling lives in `feishu_im.py`; the
+webhook event client in `feishu_events.py`; data types and error codes (with their doc
+sources) in `feishu_models.py`; the long-connection (WebSocket) mode in `feishu_ws.py`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 from multidict import CIMultiDict
 
+from .feishu_cardkit import CardKitHandlers, FakeCard
 from .feishu_events import FeishuEventSender, decrypt_event, sign_event
 from .feishu_im import ImHandlers
 from .feishu_models import (
@@ -52,6 +53,7 @@ from .feishu_ws import (
 
 __all__ = [
     "Chat",
+    "FakeCard",
     "FeishuApiError",
     "FeishuEventSender",
     "FeishuFake",
@@ -107,7 +109,7 @@ class _Fault:
         )
 
 
-class FeishuFake(ImHandlers, WsHandlers):
+class FeishuFake(CardKitHandlers, ImHandlers, WsHandlers):
     """`async with FeishuFake() as fake:` then point clients at `fake.url`.
 
     HTTP statuses: per the message docs every business error is HTTP 400; rate limits are
@@ -126,7 +128,8 @@ class FeishuFake(ImHandlers, WsHandlers):
         chat_qps: int = 5,
         auth_error_status: int = 400,
     ) -> None:
-        super().__init__()
+        ImHandlers.__init__(self)
+        CardKitHandlers.__init__(self)
         WsHandlers.__init__(self)
         self.bot_open_id = bot_open_id
         self.bot_name = bot_name
@@ -152,6 +155,7 @@ class FeishuFake(ImHandlers, WsHandlers):
         app.router.add_post(UNAUTHENTICATED_PATHS[1], self._app_token)
         app.router.add_get("/open-apis/bot/v3/info", self._bot_info)
         self.add_im_routes(app)
+        self.add_cardkit_routes(app)
         self.add_ws_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

@@ -161,6 +161,10 @@ class ImHandlers:
     def authenticate(self, request: web.Request) -> str:
         raise NotImplementedError
 
+    def check_card_reference(self, app_id: str, content: str) -> None:
+        """A card message's entity exists (`feishu_cardkit.py`)."""
+        raise NotImplementedError
+
     def add_im_routes(self, app: web.Application) -> None:
         app.router.add_post("/open-apis/im/v1/messages", self._create)
         app.router.add_get("/open-apis/im/v1/messages", self._list_messages)
@@ -265,6 +269,8 @@ class ImHandlers:
         if msg_type in ("text", "post", "interactive") and raw_len > limit:
             raise FeishuApiError(CONTENT_TOO_LONG)
         _check_content(msg_type, content)
+        if msg_type == "interactive":
+            self.check_card_reference(app_id, content)
         now = self.now()
         uuid = body.get("uuid")
         if uuid:

@@ -19,6 +19,7 @@ from bot.channels.clicks import InvalidClick
 from bot.channels.console import view
 from bot.channels.console.card_click import Clicker, RefusedClick, click_on
 from bot.channels.console.identity import CONSOLE_PLATFORM, dm_chat_id, identity_for
+from bot.channels.console.progress import ConsoleProgressSender
 from bot.channels.console.sender import ConsoleSender
 from bot.channels.messages import InboundMessage
 from bot.channels.services import ChannelServices
@@ -90,6 +91,10 @@ class ConsoleChannel:
         self.services = services
         if services.runs_workers:
             services.host.add(ConsoleSender(services.db, services.host.instance_id))
+            if self.settings.progress_cards:
+                services.host.add(
+                    ConsoleProgressSender(services.db, services.notifier, services.host.instance_id)
+                )
 
     async def stop(self) -> None:
         self.services = None

@@ -11,6 +11,7 @@ from aiohttp import web
 from bot.channels.api_usage import ApiUsageCounter
 from bot.channels.feishu.api import FeishuApi
 from bot.channels.feishu.envelope import EnvelopeOpener
+from bot.channels.feishu.progress import FeishuProgressSender
 from bot.channels.feishu.sender import FeishuSender
 from bot.channels.feishu.webhook import FeishuWebhook
 from bot.channels.feishu.ws import FeishuLongConnection
@@ -90,6 +91,12 @@ class FeishuChannel:
                     concurrency=s.bot_concurrency,
                 )
             )
+            if s.progress_cards:
+                services.host.add(
+                    FeishuProgressSender(
+                        services.db, services.notifier, self.api, services.host.instance_id
+                    )
+                )
         services.readiness["feishu"] = self.readiness
 
     async def bot_open_id(self) -> str | None:
