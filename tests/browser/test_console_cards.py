@@ -23,6 +23,7 @@ from playwright.async_api import Page, expect
 from bot.assistant.component import Assistant
 from bot.channels.cards import Button, Card, CardUpdate
 from bot.channels.console.identity import CONSOLE_OWNER
+from bot.llm.scripted import ScriptedProvider
 from storage.models import Matter
 from storage.repos import conversations, outbox
 from storage.types import utcnow
@@ -258,4 +259,30 @@ async def test_clicking_pause_on_a_matters_card_pauses_it_and_redraws_the_card(
         async with app.services.db.read() as s:
             matter = await s.get(Matter, matter_id)
             assert matter is not None and matter.status == "paused"
+        assert problems.seen == []
+
+
+async def test_a_turn_that_takes_time_shows_its_progress_card_before_its_answer(
+    page: Page, tmp_path: Path, database_url: str
+) -> None:
+    provider = ScriptedProvider(
+        [
+            ScriptedProvider.tool_call("memory_search", {"query": "supplier contract"}),
+            ScriptedProvider.tool_call("send_user", {"text": "found it"}),
+            ScriptedProvider.tool_call("sleep", {}),
+        ]
+    )
+    settings = make_settings(tmp_path, database_url, bot_debounce=0.0)
+    async with running_app(settings, bot=Assistant(), model_provider=provider) as app:
+        problems = await open_console(page, app)
+        await send_with_enter(page, "what did we agree with the supplier?")
+
+        bot = page.locator("#log .msg.bot .bubble")
+        await expect(bot, "the progress card, then the answer").to_have_count(2)
+        card = bot.nth(0).locator(".card-title")
+        await expect(card, "the turn's card, ended").to_have_attribute("data-status", "done")
+        await expect(bot.nth(0).locator(".steps li"), "its steps").to_have_text(
+            ["searching memory", "done"]
+        )
+        await expect(bot.nth(1), "the answer").to_contain_text("found it")
         assert problems.seen == []

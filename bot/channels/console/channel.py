@@ -27,7 +27,7 @@ from bot.config import Settings
 from bot.web.guard import AdminGuard
 from bot.web.json_body import bad_request, read_json_object
 from storage.models import InboundEvent
-from storage.repos import conversations, outbox
+from storage.repos import conversations, outbox, progress_cards
 from storage.types import utcnow
 
 PLATFORM = CONSOLE_PLATFORM
@@ -197,7 +197,8 @@ class ConsoleChannel:
                 )
             ).all()
             replies = await outbox.by_conversation(tx, conversation.id, limit=1000)
-        return web.json_response({"messages": view.conversation(events, replies)})
+            cards = await progress_cards.of_conversation(tx, conversation.id)
+        return web.json_response({"messages": view.conversation(events, replies, cards)})
 
     def _check_call(self, request: web.Request, *, writes: bool, login: bool = False) -> None:
         self.guard.check_host(request)

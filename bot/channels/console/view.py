@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.channels.cards import Card, CardUpdate, InvalidCard
-from storage.models import InboundEvent, OutboxMessage
+from storage.models import InboundEvent, OutboxMessage, ProgressCard
 
 # Content types that change another message instead of being one.
 REACTION, UNREACTION, CARD_UPDATE = "reaction", "unreaction", "card_update"
@@ -48,9 +48,12 @@ def latest_cards(rows: Sequence[OutboxMessage]) -> dict[str, Card]:
 
 
 def conversation(
-    events: Sequence[InboundEvent], rows: Sequence[OutboxMessage]
+    events: Sequence[InboundEvent],
+    rows: Sequence[OutboxMessage],
+    progress: Sequence[ProgressCard] = (),
 ) -> list[dict[str, Any]]:
-    """The page's messages, oldest first."""
+    """The page's messages, oldest first; a progress card where it was made (in Feishu it is
+    a message sent then, updated in place)."""
     badges = _badges(rows)
     cards = latest_cards(rows)
     items: list[dict[str, Any]] = [
@@ -83,6 +86,17 @@ def conversation(
         else:
             item["text"] = _reply_text(row.content_type, row.content)
         items.append(item)
+    items += [
+        {
+            "from": "bot",
+            "id": f"console-card-{card.id}",
+            "kind": "progress",
+            "progress": {"title": card.title, "steps": list(card.steps), "status": card.status},
+            "at": card.created_at.isoformat(),
+            "status": "sent",
+        }
+        for card in progress
+    ]
     items.sort(key=lambda item: str(item["at"]))
     return items
 

@@ -12,8 +12,10 @@ import pytest
 from sqlalchemy import select
 
 from bot.channels.cards import Button, Card, CardUpdate
+from bot.channels.console.identity import CONSOLE_PLATFORM
 from storage.models import InboundEvent
-from storage.repos import outbox
+from storage.repos import conversations, outbox, progress_cards
+from storage.types import utcnow
 from tests.apps import RunningApp, make_settings, running_app
 from tests.channels.console.support import NoBot, clicks_handed_to_the_bot, write_replies
 
@@ -182,3 +184,34 @@ async def test_a_cross_site_page_cannot_click(tmp_path: Path, database_url: str)
             async with app.http.post(post, data=body, headers=headers) as resp:
                 assert resp.status == status, headers
         assert await clicks_handed_to_the_bot(app) == []
+
+
+async def test_a_progress_card_shows_where_it_was_made_with_its_steps(
+    tmp_path: Path, database_url: str
+) -> None:
+    async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
+        (before,) = await write_replies(app, "console-dm", [("text", {"text": "on it"})])
+        async with app.services.db.write() as tx:
+            conv = await conversations.by_chat(tx, CONSOLE_PLATFORM, "console-dm")
+            assert conv is not None
+            desired = progress_cards.Desired(
+                key="turn-1",
+                platform=CONSOLE_PLATFORM,
+                chat_id="console-dm",
+                title="Working on it",
+                steps=["searching memory"],
+                conversation_id=conv.id,
+            )
+            await progress_cards.show(tx, desired, utcnow())
+        (after,) = await write_replies(app, "console-dm", [("text", {"text": "found it"})])
+        shown = await _messages(app)
+    assert [(m["id"], m["kind"]) for m in shown] == [
+        (f"console-{before}", "text"),
+        ("console-card-1", "progress"),
+        (f"console-{after}", "text"),
+    ]
+    assert shown[1]["progress"] == {
+        "title": "Working on it",
+        "steps": ["searching memory"],
+        "status": "working",
+    }
