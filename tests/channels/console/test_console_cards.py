@@ -215,3 +215,23 @@ async def test_a_progress_card_shows_where_it_was_made_with_its_steps(
         "steps": ["searching memory"],
         "status": "working",
     }
+
+
+async def test_a_click_in_the_group_is_the_clicking_identitys(
+    tmp_path: Path, database_url: str
+) -> None:
+    """The group is shared: whoever the page speaks as clicks, and the Bot checks their role
+    as for the command (a member's click on the owner's Matter changes nothing)."""
+    async with running_app(make_settings(tmp_path, database_url), bot=NoBot()) as app:
+        (card_id,) = await write_replies(app, "console-group", [("card", _card())])
+        click = {"message_id": f"console-{card_id}", "button": 0, "click_id": "group-click-1"}
+        assert await _click(app, {**click, "chat": "group", "as": "member"}) == (
+            200,
+            {"outcome": "answered"},
+        )
+        status, _ = await _click(app, {**click, "click_id": "dm-click-1"})  # from the owner's DM
+        assert status == 400
+        handed = await clicks_handed_to_the_bot(app)
+    assert [(c["operator_id"], c["chat_id"], c["chat_type"]) for c in handed] == [
+        ("ou_console_member", "console-group", "group")
+    ]
