@@ -89,13 +89,13 @@ def conversation(
     items += [
         {
             "from": "bot",
-            "id": f"console-card-{card.id}",
+            "id": f"console-card-{p.id}",  # as ConsoleProgressSender records it
             "kind": "progress",
-            "progress": {"title": card.title, "steps": list(card.steps), "status": card.status},
-            "at": card.created_at.isoformat(),
+            "progress": {"title": p.title, "steps": list(p.steps), "status": p.status},
+            "at": p.created_at.isoformat(),
             "status": "sent",
         }
-        for card in progress
+        for p in progress
     ]
     items.sort(key=lambda item: str(item["at"]))
     return items
