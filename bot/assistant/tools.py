@@ -4,22 +4,39 @@ registry through `bot_tool_registry()`'s extension point."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Annotated
+
+from pydantic import Field
 
 from bot.agent.tools import ToolError, ToolRegistry
 from bot.assistant.turn_context import TurnContext
+from bot.channels.cards import MAX_LABEL
+
+MAX_OPTIONS = 5
+# A question's answers as buttons: a few, each a short line (a button's label).
+Options = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_LABEL)]],
+    Field(min_length=1, max_length=MAX_OPTIONS),
+]
 
 ToolInstaller = Callable[[ToolRegistry[TurnContext]], None]
 NEW_INPUT_ARRIVED = "refused: new input arrived"
 
 
-async def send_user(ctx: TurnContext, text: str, reply_to: str | None = None) -> str:
+async def send_user(
+    ctx: TurnContext, text: str, reply_to: str | None = None, options: Options | None = None
+) -> str:
     """Send a message to the user in this chat. This is the ONLY way to reach the user: text
     you write outside this tool is never shown. Keep it short and direct. `reply_to` is a
-    message ref from the input (like "m1") to answer that message specifically."""
+    message ref from the input (like "m1") to answer that message specifically. `options`:
+    when you ask a question with a few short answers, each becomes a button; the one clicked
+    comes back as that person's message answering it."""
     if not text.strip():
         raise ToolError("text is empty")
+    if options is not None and len(set(options)) != len(options):
+        raise ToolError("options must differ from each other")
     try:
-        return await ctx.send(text, reply_to)
+        return await ctx.send(text, reply_to, options or None)
     except LookupError as exc:
         raise ToolError(str(exc)) from None
 

@@ -21,7 +21,7 @@ from bot.assistant import holds
 from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.holds import TurnHold, TurnTakenOver
-from bot.channels.cards import Card, CardUpdate
+from bot.channels.cards import MAX_MARKDOWN, Button, Card, CardUpdate, verdict_buttons
 from bot.channels.clicks import CLICK_KIND
 from bot.config import Settings
 from bot.services import Services
@@ -188,12 +188,23 @@ class TurnContext:
         self.batch.extend(fresh)
         return fresh
 
-    async def send(self, text: str, reply_to: str | None = None) -> str:
+    async def send(
+        self, text: str, reply_to: str | None = None, options: list[str] | None = None
+    ) -> str:
+        """`options`: the message goes as a card with a button for each; a click is the
+        clicker's answer (its action names this reply's key as the question)."""
         target = self._reply_target(reply_to)
         key = reply_key(self.turn_key, len(self.sent))
         cause = self.cause()  # said on its own: the user can ask why
         shown = text if cause is None else f"{text}\n(why: /why {cause})"
-        await enqueue_reply(self.services, self.conversation, key, shown, target, self.hold)
+        content: str | Card = shown
+        finding = self._finding_told()
+        if options:
+            buttons = tuple(Button(o, {"answer": o, "question": key}) for o in options)
+            content = Card("", shown[:MAX_MARKDOWN], buttons)
+        elif finding is not None and not self.sent:  # the message telling the finding
+            content = Card("", shown[:MAX_MARKDOWN], verdict_buttons(finding))
+        await enqueue_reply(self.services, self.conversation, key, content, target, self.hold)
         self.sent.append(text)
         return f"sent ({len(text)} characters)"
 
@@ -203,6 +214,14 @@ class TurnContext:
         if any(item.is_message for item in self.batch) or not self.batch:
             return None
         return self.batch[0].id
+
+    def _finding_told(self) -> int | None:
+        """The discovery finding this turn tells the owner (a turn no one asked for, started
+        by a finding): its first message carries the finding's buttons."""
+        if self.cause() is None or self.batch[0].kind != "finding":
+            return None
+        finding = self.batch[0].payload.get("finding")
+        return finding if isinstance(finding, int) else None
 
     def _reply_target(self, ref: str | None) -> BatchItem | None:
         messages = [item for item in self.batch if item.is_message]

@@ -63,6 +63,14 @@ def parse_action(raw: Any) -> dict[str, str]:
     return action
 
 
+def verdict_buttons(finding_id: int) -> tuple[Button, ...]:
+    """Under the message telling the owner a discovery finding (bot/discovery/buttons.py)."""
+    return (
+        Button("Track as a task", {"finding": str(finding_id), "verdict": "track"}, "primary"),
+        Button("Not useful", {"finding": str(finding_id), "verdict": "not_useful"}),
+    )
+
+
 def action_kind(action: dict[str, str]) -> str:
     """'command', 'answer' or 'finding' for an action `parse_action` accepted."""
     for kind in ("command", "answer", "finding"):

@@ -1,5 +1,6 @@
-"""A finding's buttons: "Track as a task" and "Not useful" under the Bot's message telling
-the owner a finding (`finding_buttons`), and what their clicks record (`record_verdict`).
+"""A finding's buttons ("Track as a task", "Not useful": bot/channels/cards.py
+`verdict_buttons`, under the Bot's message telling the owner a finding) and what their clicks
+record (`record_verdict`).
 
 Only the owner's click counts: a finding is told to the owner alone, and their verdict is what
 discovery learns from. Each click is feedback of kind `button` (bot/discovery/delivery.py
@@ -9,21 +10,13 @@ the model acts on the way any request for a new task is (WorkHub's gate reads th
 
 from __future__ import annotations
 
-from bot.channels.cards import Button
 from bot.discovery.delivery import BUTTON, record_feedback
 from bot.parsing import parse_id
 from bot.services import Services
 from storage.models import Finding
 from storage.types import utcnow
 
-TRACK, NOT_USEFUL = "track", "not_useful"
-
-
-def finding_buttons(finding_id: int) -> tuple[Button, ...]:
-    return (
-        Button("Track as a task", {"finding": str(finding_id), "verdict": TRACK}, "primary"),
-        Button("Not useful", {"finding": str(finding_id), "verdict": NOT_USEFUL}),
-    )
+NOT_USEFUL = "not_useful"
 
 
 async def record_verdict(

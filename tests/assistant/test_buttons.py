@@ -4,16 +4,28 @@ the card is redrawn in place to show what was done and by whom."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from bot.assistant.component import Assistant
+from bot.llm.scripted import ScriptedProvider
 from storage.models import InboundEvent, Matter
 from storage.repos import conversations
 from storage.types import utcnow
-from tests.assistant.support import quiet, replies, say, say_in_group
+from tests.assistant.support import (
+    bot_world,
+    last_user_text,
+    quiet,
+    replies,
+    say,
+    say_in_group,
+)
+from tests.assistant.support import sleep as sleep_step
+from tests.channels.feishu.test_long_connection import _connected
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.seed import owner_dm, task_session
 from tests.waiting import wait_until
@@ -180,3 +192,65 @@ async def test_a_members_click_on_the_owners_matter_changes_nothing_and_says_so(
 
 async def _patched(w: FeishuWorld, n: int) -> bool:
     return len(w.fake.patched) >= n
+
+
+@pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated")
+async def test_a_click_over_the_long_connection_works_too(make_world: WorldFactory) -> None:
+    async with make_world(
+        bot=Assistant(), model_provider=None, bot_debounce=0.0, feishu_mode="ws"
+    ) as w:
+        await _connected(w)
+        app_id = w.app.services.settings.feishu_app_id
+        assert app_id
+        events = w.fake.ws_event_sender(app_id)
+        matter_id = await _matter(w)
+        show = events.message_event(
+            text=f"/matters show {matter_id}", chat_id="oc_owner_dm", sender_open_id=OWNER
+        )
+        assert await w.fake.ws_push_event(show) == 200
+        await replies(w, 1)
+        [card] = [m for m in w.fake.sent if m.msg_type == "interactive"]
+        click = events.card_action_event(
+            value={"command": f"/matters pause {matter_id}"},
+            open_message_id=card.message_id,
+            open_chat_id="oc_owner_dm",
+            operator_open_id=OWNER,
+        )
+        assert await w.fake.ws_push_event(click) == 200
+        assert await w.fake.ws_push_event(click) == 200  # redelivered: acts once
+        answer = w.fake.ws_deliveries[-1].response
+        assert answer is not None
+        toast = json.loads(base64.b64decode(answer["data"]))["toast"]
+        assert toast["content"] == "Got it"
+        await wait_until(lambda: _patched(w, 1), what="the card redrawn")
+        await quiet(w)
+        assert await _status(w, matter_id) == "paused" and len(w.fake.patched) == 1
+
+
+async def test_a_choice_questions_click_reaches_the_model_as_the_clickers_answer(
+    make_world: WorldFactory,
+) -> None:
+    ask = {"text": "Which report?", "options": ["Budget", "Hiring"]}
+    model = ScriptedProvider(
+        [
+            ScriptedProvider.tool_call("send_user", ask),
+            sleep_step,
+            ScriptedProvider.tool_call("send_user", {"text": "Budget it is."}),
+            sleep_step,
+        ]
+    )
+    async with bot_world(make_world, model) as w:
+        await say(w, "send me the report")
+        await replies(w, 1)
+        [question] = w.fake.sent
+        assert question.msg_type == "interactive"
+        answers = _buttons(question.body)
+        assert list(answers) == ["Budget", "Hiring"]
+        assert answers["Budget"]["answer"] == "Budget"
+        click = _click(w, question.message_id, answers["Budget"])
+        assert (await w.events.post(click))[0] == 200
+        assert (await replies(w, 2))[1] == "Budget it is."
+    told = last_user_text(model.requests[2][0])
+    assert f"{OWNER} (owner) [clicked this option, answering the question you asked]: Budget" in (
+        told
+    )

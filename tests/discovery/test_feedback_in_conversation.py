@@ -101,9 +101,10 @@ async def test_a_finding_is_delivered_when_sent_and_replies_and_reactions_to_it_
         assert (await finding(w, finding_id)).status == "queued"  # its message waits
 
         release.set()
-        [_, heads_up] = [m for m in await replies(w, 2) if m]
-        assert heads_up.startswith(HEADS_UP)
-        sent = w.fake.sent[1]
+        await replies(w, 2)
+        sent = w.fake.sent[1]  # a card: the finding's buttons under the heads-up
+        assert sent.msg_type == "interactive"
+        assert sent.body["body"]["elements"][0]["content"].startswith(HEADS_UP)
         assert await settle_deliveries(db) == 1
         told = await finding(w, finding_id)
         assert told.status == "delivered" and told.message_id == sent.message_id
@@ -130,4 +131,48 @@ async def test_a_finding_is_delivered_when_sent_and_replies_and_reactions_to_it_
         assert [(f.finding_id, f.kind, f.text) for f in feedback] == [
             (finding_id, "reply", "I knew that already"),
             (finding_id, "reaction", "THUMBSUP"),
+        ]
+
+
+async def test_the_findings_message_has_buttons_and_the_owners_not_useful_is_its_feedback(
+    make_world: WorldFactory,
+) -> None:
+    model = ScriptedProvider([send("send_user", {"text": HEADS_UP}), sleep_step])
+    async with bot_world(make_world, model) as w:
+        await say(w, "/whoami")  # the owner's DM, as ingest makes it
+        await replies(w, 1)
+        finding_id = await queue_a_finding(w)
+        await replies(w, 2)
+        card = w.fake.sent[1]
+        [buttons] = [e for e in card.body["body"]["elements"] if e["tag"] == "column_set"]
+        values = {
+            c["elements"][0]["text"]["content"]: c["elements"][0]["behaviors"][0]["value"]
+            for c in buttons["columns"]
+        }
+        not_useful = {"finding": str(finding_id), "verdict": "not_useful"}
+        assert values == {
+            "Track as a task": {"finding": str(finding_id), "verdict": "track"},
+            "Not useful": not_useful,
+        }
+
+        def click(by: str) -> dict[str, Any]:
+            return w.events.card_action_event(
+                value=not_useful, open_message_id=card.message_id, open_chat_id=card.chat_id,
+                operator_open_id=by,
+            )  # fmt: skip
+
+        for by in ("ou_someone_else", OWNER):
+            status, body = await w.events.post(click(by))
+            assert status == 200, body
+        await replies(w, 4)
+        await quiet(w)
+        said = [m.text for m in w.fake.sent[2:]]
+        assert said == [
+            "Only the owner's verdict on a finding counts; nothing was recorded.",
+            f"Noted: finding #{finding_id} was not useful.",
+        ]
+        async with w.app.services.db.read() as s:
+            feedback = (await s.scalars(select(FindingFeedback))).all()
+        assert [(f.finding_id, f.kind, f.text) for f in feedback] == [
+            (finding_id, "button", "not_useful")
         ]
