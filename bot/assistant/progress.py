@@ -45,10 +45,6 @@ class TurnProgress:
     ctx: TurnContext
     steps: list[str] = field(default_factory=list)
 
-    @property
-    def shown(self) -> bool:
-        return bool(self.steps)
-
     async def on_tool(self, ctx: TurnContext, call: ToolCall, outcome: ToolOutcome | None) -> None:
         if outcome is not None or call.name in QUIET_TOOLS:
             return
@@ -58,6 +54,7 @@ class TurnProgress:
         if step in self.steps:  # the same tool again: still one line
             return
         self.steps.append(step)
+        ctx.card_shown = True
         await progress.show(ctx.services.db, ctx.services.notifier, self._desired())
 
     def _desired(self) -> Desired:

@@ -78,26 +78,25 @@ class BotTurn:
         if start is None:
             return
         ctx, direct, for_model = start.ctx, start.direct, start.for_model
-        card = TurnProgress(ctx)
         try:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
                 await record_tracks(ctx, for_model)
-                await self._think(ctx, for_model, start.context, card)
+                await self._think(ctx, for_model, start.context)
             logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
             log.warning("bot turn %s stopped: %s", ctx.turn_key, exc)
             return
         except Exception as exc:  # the worker counts it against this batch
-            if card.shown:
+            if ctx.card_shown:
                 await progress.finish(
                     services.db, services.notifier, ctx.turn_key, progress_cards.FAILED, "failed"
                 )
             raise TurnFailed([item.id for item in ctx.batch]) from exc
         if logged:
             services.notifier.wake_local(SESSION_INDEX_TOPIC)  # the search follower
-        if card.shown:  # a card its end marked done (a re-run's is found by the next poll)
+        if ctx.card_shown:  # a card its end marked done (a re-run's is found by the next poll)
             services.notifier.wake_local(progress_cards.PROGRESS_TOPIC)
 
     def _begin(
@@ -155,11 +154,7 @@ class BotTurn:
         await enqueue_reply(self.services, conv, f"cmd-{item.id}", reply, item, ctx.hold)
 
     async def _think(
-        self,
-        ctx: TurnContext,
-        items: list[BatchItem],
-        context: history.Context | None,
-        card: TurnProgress,
+        self, ctx: TurnContext, items: list[BatchItem], context: history.Context | None
     ) -> None:
         model = self.services.model
         if model is None or context is None:  # notices relayed as they are; the how-to once
@@ -183,7 +178,7 @@ class BotTurn:
                 prompt,
                 ended=lambda c: c.ended,
                 shown=TurnContext.mark_shown,
-                on_tool=card.on_tool,
+                on_tool=TurnProgress(ctx).on_tool,
             )
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)

@@ -139,6 +139,7 @@ class TurnContext:
     ended: bool = False
     pending_summary: tuple[str, int] | None = None  # (text, covered_seq) to store at commit
     shown: int = 0  # batch items given to the model by its latest call (or at the start)
+    card_shown: bool = False  # the turn has a progress card (bot/assistant/progress.py)
     _counters: dict[str, int] = field(default_factory=lambda: {"m": 0, "n": 0})
 
     def __post_init__(self) -> None:

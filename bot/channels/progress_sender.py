@@ -35,6 +35,7 @@ CLAIM_LEASE = timedelta(seconds=15)
 MAX_FAILURES = 5  # pushes of one card failed in a row before it is given up
 RETRY_FIRST, RETRY_MOST = 2.0, 120.0
 SWEEP_EVERY = 30.0  # seconds between sweeps of one worker
+IDLE_FLOOR = 0.2  # seconds: the shortest idle wait for a throttled card
 log = logging.getLogger(__name__)
 CARDS = Counter(
     "maka_progress_card_pushes_total", "Progress card pushes settled", ["platform", "outcome"]
@@ -128,7 +129,10 @@ class ProgressSender(PoolWorker[ClaimedCard], ABC):
         """Until the next card is due (a throttled push), if that is sooner than the poll."""
         if self._next_due is None:
             return poll_interval
-        return max(0.05, min(poll_interval, (self._next_due - utcnow()).total_seconds()))
+        # Not below IDLE_FLOOR: a card due but claimed (by us, pushing; by another replica)
+        # would otherwise make this a busy loop.
+        until = (self._next_due - utcnow()).total_seconds()
+        return max(IDLE_FLOOR, min(poll_interval, until))
 
     async def work(self, card: ClaimedCard) -> None:
         renew = functools.partial(self._renew, card.id)

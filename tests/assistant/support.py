@@ -55,14 +55,14 @@ async def replies(w: FeishuWorld, n: int, *, mid_turn: bool = False) -> list[str
     """The answers sent (a turn's progress card is not one: see `progress_card`)."""
 
     async def enough() -> bool:
-        return len(answers(w)) >= n
+        return len(answers_sent(w)) >= n
 
     await wait_until(enough, what=f"{n} replies at the Feishu fake")
     await quiet(w, mid_turn=mid_turn)  # a wrong extra reply would have been sent by now
-    return [m.text or m.content for m in answers(w)]
+    return [m.text or m.content for m in answers_sent(w)]
 
 
-def answers(w: FeishuWorld) -> list[SentMessage]:
+def answers_sent(w: FeishuWorld) -> list[SentMessage]:
     return [m for m in w.fake.sent if w.fake.card_of_message(m.content) is None]
 
 

@@ -4,12 +4,15 @@ card for a turn answered at once; a card that cannot be made degrades to nothing
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import asyncio
+
+from sqlalchemy import select, update
 
 from bot.llm.scripted import ScriptedProvider
+from bot.llm.types import Message, ToolSpec
 from storage.models import ProgressCard
 from storage.repos import progress_cards
-from tests.assistant.support import answers, bot_world, cards, quiet, replies, say, send
+from tests.assistant.support import answers_sent, bot_world, cards, quiet, replies, say, send
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
@@ -98,7 +101,7 @@ async def test_a_card_the_fake_refuses_to_create_leaves_exactly_one_answer(
         await quiet(w)
         [row] = await _rows(w)
         assert [m.text for m in w.fake.sent] == ["found it"]
-        assert cards(w) == [] and len(answers(w)) == 1
+        assert cards(w) == [] and len(answers_sent(w)) == 1
         assert row.last_error and "300303" in row.last_error
         assert w.fake.calls(CARDKIT, "POST") == 1, "a refusal is not retried"
 
@@ -142,3 +145,37 @@ async def test_a_card_past_feishus_streaming_cutoff_is_updated_whole(
     assert "update" in [operation for operation, _ in card.pushes]
     assert card.text.endswith("- done") and not card.streaming
     assert row.streaming_closed
+
+
+async def test_a_push_cut_short_after_using_a_sequence_jumps_past_it(
+    make_world: WorldFactory,
+) -> None:
+    """The fake refuses a sequence not above the card's last (300317, as Feishu does): a
+    push that used numbers it never stored (cut short) is answered by jumping past them."""
+    release = asyncio.Event()
+
+    async def answer_later(_m: list[Message], _t: list[ToolSpec]) -> object:
+        await release.wait()
+        return send("send_user", {"text": "found it"})
+
+    provider = ScriptedProvider(
+        [SEARCH, send("memory_index_read", {"name": "people"}), answer_later, sleep_step]
+    )
+    async with bot_world(make_world, provider) as w:
+        await say(w, "what did we agree?")
+
+        async def second_step_shown() -> bool:
+            rows = await _rows(w)
+            return bool(rows) and rows[0].sequence >= 1 and rows[0].pushed_version == 2
+
+        await wait_until(second_step_shown, what="the second step pushed as an update")
+        async with w.app.services.db.write() as tx:  # as if that push had never been stored
+            await tx.execute(update(ProgressCard).values(sequence=0))
+        release.set()
+        assert await replies(w, 1) == ["found it"]
+        row = await _card_settled(w, progress_cards.DONE)
+        [card] = cards(w)
+    assert card.text.endswith("- done") and not card.streaming
+    assert row.sequence > 1000, "jumped past the numbers the cut-short push may have used"
+    refused = [r for r in w.fake.requests if isinstance(r.response, dict)]
+    assert any(r.response.get("code") == 300317 for r in refused)

@@ -13,7 +13,7 @@ from bot.llm.scripted import PlannedReply
 from bot.llm.types import Message
 from storage.models import Finding, Session
 from storage.search import SearchFilters
-from tests.assistant.support import bot_world, replies, say, say_in_group
+from tests.assistant.support import answers_sent, bot_world, replies, say, say_in_group
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import WorldFactory
 from tests.matters.routed_model import RoutedModel, send
@@ -74,17 +74,17 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
         await say(w, "/discovery on")
 
         async def sent_to_owner(n: int) -> bool:
-            return len([m for m in w.fake.sent if m.chat_id == "oc_owner_dm"]) >= n
+            return len([m for m in answers_sent(w) if m.chat_id == "oc_owner_dm"]) >= n
 
         await wait_until(lambda: sent_to_owner(2), what="'/discovery on' and the Bot's heads-up")
-        owner_dm = [m.text or "" for m in w.fake.sent if m.chat_id == "oc_owner_dm"]
+        owner_dm = [m.text or "" for m in answers_sent(w) if m.chat_id == "oc_owner_dm"]
         assert owner_dm[0] == "Discovery is on."
         assert owner_dm[1].startswith("Heads-up: Li promised you the budget report")
         assert "finding (From discovery, for the owner" in bot_saw[0]
         assert "Li promised you the budget report by Friday" in bot_saw[0]
         assert model.calls["discovery"] == 3 and model.calls["judgement"] == 2
         assert not [
-            m for m in w.fake.sent if m.chat_id == "oc_group" and "budget" in (m.text or "")
+            m for m in answers_sent(w) if m.chat_id == "oc_group" and "budget" in (m.text or "")
         ]
 
         # A plain yes to the offer starts the task (the gate accepts it: a finding was offered).
@@ -111,14 +111,14 @@ async def test_a_finding_reaches_the_owner_through_the_bot_and_a_yes_starts_a_ta
 
         await say(w, "/discovery status")
         await wait_until(lambda: sent_to_owner(4), what="/discovery status")
-        status = [m.text or "" for m in w.fake.sent if m.chat_id == "oc_owner_dm"][3]
+        status = [m.text or "" for m in answers_sent(w) if m.chat_id == "oc_owner_dm"][3]
         assert status.startswith("Discovery: on, every 30 min")
         assert ", done (new: new messages or mail): 1 findings passed to the Bot" in status
         assert re.search(r"Tokens today: [1-9]\d* of 50000", status), status
         assert "Notebook: 1 notes. Findings: 1 delivered" in status
         assert "Li promised" not in status  # counts, never the notebook's words
         # Delivered as the heads-up: the message the Bot sent, with Feishu's id for it.
-        heads_up = [m for m in w.fake.sent if m.chat_id == "oc_owner_dm"][1]
+        heads_up = [m for m in answers_sent(w) if m.chat_id == "oc_owner_dm"][1]
         async with db.read() as s:
             [finding] = (await s.scalars(select(Finding))).all()
         assert finding.status == "delivered" and finding.message_id == heads_up.message_id
@@ -150,11 +150,11 @@ async def test_wrong_discovery_arguments_get_the_usage_and_change_nothing(
                      "/discovery budget lots", "/discovery sometimes"):  # fmt: skip
             await say(w, text)
         await replies(w, 5)
-        answers = [m.text or "" for m in w.fake.sent]
+        answers = [m.text or "" for m in answers_sent(w)]
         assert all(a.startswith("Usage: /discovery on | off") for a in answers), answers
         assert "at least 5 minutes" in answers[1]
         assert "two different hours from 0 to 23" in answers[2]
         assert "a whole number of tokens" in answers[3]
         await say(w, "/discovery status")
         await replies(w, 6)
-        assert (w.fake.sent[5].text or "").startswith("Discovery: off (/discovery on to start)")
+        assert (answers_sent(w)[5].text or "").startswith("Discovery: off (/discovery on to start)")

@@ -10,7 +10,9 @@ that input, and the next step answers it. Other callers (summaries, indexers) ge
 Faults: `outage(status)` answers every chat request with that HTTP status; `hang()` answers
 nothing until the client gives up; `slow(seconds)` delays every Bot step;
 `park_after_reply()` splits the next turn into a reply step and a `sleep` step and holds
-the latter, so a test can kill the process in the middle of a turn whose reply is queued.
+the latter, so a test can kill the process in the middle of a turn whose reply is queued;
+`park_after_search()` makes the next turn search memory first (so it shows a progress card)
+and holds the step after the search, before any reply.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class BotStep:
 
     inputs: list[str]
     answered: list[str]
+    searched: bool = False  # the turn called memory_search
 
     @property
     def unanswered(self) -> list[str]:
@@ -63,18 +66,20 @@ def read_bot_step(messages: list[dict[str, Any]]) -> BotStep:
     last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
     inputs: list[str] = []
     answered: list[str] = []
+    searched = False
     for message in messages[last_user:]:
         content = message.get("content")
         if message.get("role") in ("user", "tool") and isinstance(content, str):
             inputs += [token for _ref, token in INPUT.findall(content)]
         for call in message.get("tool_calls") or []:
             function = call.get("function") or {}
+            searched = searched or function.get("name") == "memory_search"
             if function.get("name") != "send_user":
                 continue
             token = answered_token(str(json.loads(function.get("arguments") or "{}").get("text")))
             if token:
                 answered.append(token)
-    return BotStep(inputs, answered)
+    return BotStep(inputs, answered, searched)
 
 
 @dataclass
@@ -99,6 +104,7 @@ class ModelStandIn(FakeOpenAIServer):
         self._hanging = False
         self._park_when: Callable[[BotStep], bool] | None = None
         self._split_next = False
+        self._search_next = False
         self._step_delay = 0.0
         self.parked: asyncio.Queue[Parked] = asyncio.Queue()
 
@@ -124,6 +130,12 @@ class ModelStandIn(FakeOpenAIServer):
         it, whose replies are queued and whose batch is not yet marked handled, is held."""
         self._split_next = True
         self.park_next_bot_step(lambda step: bool(step.answered) and not step.unanswered)
+
+    def park_after_search(self) -> None:
+        """The next Bot step with input to answer calls `memory_search` instead (the turn
+        then shows a progress card); the step after it, before any reply, is held."""
+        self._search_next = True
+        self.park_next_bot_step(lambda step: step.searched and bool(step.unanswered))
 
     # --- the chat endpoint ---------------------------------------------------------------
     async def _chat(self, request: web.Request) -> web.Response:
@@ -172,13 +184,21 @@ class ModelStandIn(FakeOpenAIServer):
         split = self._split_next and bool(step.unanswered)
         if split:
             self._split_next = False
-        return web.json_response(self._bot_reply(step, body["model"], sleep=not split))
+        search = self._search_next and bool(step.unanswered) and not step.searched
+        if search:
+            self._search_next = False
+        reply = self._bot_reply(step, body["model"], sleep=not split, search=search)
+        return web.json_response(reply)
 
-    def _bot_reply(self, step: BotStep, model: str, *, sleep: bool) -> dict[str, Any]:
+    def _bot_reply(
+        self, step: BotStep, model: str, *, sleep: bool, search: bool = False
+    ) -> dict[str, Any]:
         calls: list[tuple[str, dict[str, Any]]] = [
             ("send_user", {"text": pong(token)}) for token in step.unanswered
         ]
-        if sleep or not calls:
+        if search:
+            calls = [("memory_search", {"query": "what was said before"})]
+        elif sleep or not calls:
             calls.append(("sleep", {}))
         tool_calls = [
             {

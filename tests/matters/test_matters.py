@@ -22,6 +22,7 @@ from storage.repos import sessions
 from storage.types import utcnow
 from tests.assistant.support import (
     all_delivered,
+    answers_sent,
     last_user_text,
     quiet,
     replies,
@@ -122,7 +123,7 @@ async def test_a_wait_survives_downtime_fires_once_and_the_user_hears_the_result
         await _status(w2, session_id, "completed")
         assert [without_why(r) for r in await replies(w2, 1)] == ["Your nightly report is fine."]
         await quiet(w2)  # as replies did: a second telling would have been sent by now
-        assert len(w2.fake.sent) == 1
+        assert len(answers_sent(w2)) == 1
         await all_delivered(w2)
         async with w2.app.services.db.read() as s:
             timer = await s.scalar(select(Timer).where(Timer.kind == "matter_wake"))
@@ -255,8 +256,8 @@ async def test_matters_commands_steer_a_task_for_its_owner_and_refuse_others(
         await say_in_group(w, f"/matters cancel {matter.id}", sender="ou_stranger")
         await replies(w, 6)
         # `/matters show` answers with a card: its JSON, where the others are text
-        answers = [m.text or m.content for m in w.fake.sent if m.chat_id == "oc_owner_dm"]
-        [refusal] = [m.text for m in w.fake.sent if m.chat_id == "oc_group"]
+        answers = [m.text or m.content for m in answers_sent(w) if m.chat_id == "oc_owner_dm"]
+        [refusal] = [m.text for m in answers_sent(w) if m.chat_id == "oc_group"]
         after = await _matter(w, session_id)
     assert f"#{matter.id} active: watch the deploy" in answers[0]
     assert answers[1] == f"Task #{matter.id}: paused."

@@ -14,7 +14,7 @@ from bot.llm.scripted import PlannedReply
 from bot.llm.types import Message
 from storage.models import MemoryIndex
 from storage.repos import memory_indexes as repo
-from tests.assistant.support import all_delivered, bot_world, say, send
+from tests.assistant.support import all_delivered, answers_sent, bot_world, say, send
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import WorldFactory
 from tests.matters.routed_model import RoutedModel
@@ -65,10 +65,10 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
         await say(w, "/index create decisions decisions and who made them")
 
         async def sent(n: int) -> bool:
-            return len(w.fake.sent) >= n
+            return len(answers_sent(w)) >= n
 
         await wait_until(lambda: sent(2), what="two command answers")
-        texts = [m.text or m.content for m in w.fake.sent]
+        texts = [m.text or m.content for m in answers_sent(w)]
         assert "No indexes yet" in texts[0] and "/index create people" in texts[0]
         assert "Index 'decisions' created over everything you can see" in texts[1]
 
@@ -86,7 +86,7 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
 
         await wait_until(covered, what="the index to cover the DM's records")
         await wait_until(lambda: sent(3), what="the Bot's word that the index is ready")
-        ready = w.fake.sent[2].text or ""
+        ready = answers_sent(w)[2].text or ""
         why = re.fullmatch(r"Your index 'decisions' is ready\.\n\(why: /why (\d+)\)", ready)
         assert why, ready  # said on its own: it says how to ask why
 
@@ -102,12 +102,12 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
 
         await say(w, "/index show decisions")
         await wait_until(lambda: sent(5), what="/index show")
-        shown = w.fake.sent[4].text or ""
+        shown = answers_sent(w)[4].text or ""
         assert "Status: " in shown and "Entries: 1" in shown and "covered to rec-" in shown
         await say(w, "/index pause decisions")
         await say(w, "/index show nosuch")
         await wait_until(lambda: sent(7), what="/index pause and a show of no index")
-        assert [m.text for m in w.fake.sent[5:7]] == [
+        assert [m.text for m in answers_sent(w)[5:7]] == [
             "Index 'decisions': paused.",
             "No index named 'nosuch'.",
         ]
@@ -117,7 +117,7 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
         await say(w, f"/why {why.group(1)}")
         await say(w, "/why 99999")
         await wait_until(lambda: sent(9), what="two answers to /why")
-        explained, unknown = (m.text or "" for m in w.fake.sent[7:9])
+        explained, unknown = (m.text or "" for m in answers_sent(w)[7:9])
         assert explained.startswith("I wrote because of:\n- index_notice (")
         assert "The index 'decisions' is ready: 1 entries so far." in explained
         assert unknown == "No message 99999 of mine here."
