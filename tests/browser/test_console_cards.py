@@ -286,3 +286,36 @@ async def test_a_turn_that_takes_time_shows_its_progress_card_before_its_answer(
         )
         await expect(bot.nth(1), "the answer").to_contain_text("found it")
         assert problems.seen == []
+
+
+async def test_clicking_a_choice_answers_the_models_question(
+    page: Page, tmp_path: Path, database_url: str
+) -> None:
+    provider = ScriptedProvider(
+        [
+            ScriptedProvider.tool_call(
+                "send_user", {"text": "Which report?", "options": ["Budget", "Hiring"]}
+            ),
+            ScriptedProvider.tool_call("sleep", {}),
+            ScriptedProvider.tool_call("send_user", {"text": "Budget it is."}),
+            ScriptedProvider.tool_call("sleep", {}),
+        ]
+    )
+    settings = make_settings(tmp_path, database_url, bot_debounce=0.0)
+    async with running_app(settings, bot=Assistant(), model_provider=provider) as app:
+        problems = await open_console(page, app)
+        await send_with_enter(page, "send me the report")
+
+        question = page.locator("#log .msg.bot .bubble.card")
+        await expect(question, "the question").to_contain_text("Which report?")
+        await expect(question.get_by_role("button"), "its choices").to_have_text(
+            ["Budget", "Hiring"]
+        )
+        await question.get_by_role("button", name="Budget").click()
+
+        await expect(page.locator("#log .msg.bot").last, "the model's answer").to_contain_text(
+            "Budget it is."
+        )
+        assert problems.seen == []
+    told = "\n".join(m.content or "" for m in provider.requests[2][0] if m.role == "user")
+    assert f"{CONSOLE_OWNER} (owner) [clicked this option" in told and ": Budget" in told
