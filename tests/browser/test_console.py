@@ -32,7 +32,6 @@ from tests.waiting import wait_until
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
-
 class PageProblems:
     """What went wrong in the page while the app was up: script errors, console errors
     (a CSP violation is one) and failed or refused requests."""

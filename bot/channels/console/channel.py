@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import secrets
 from importlib import resources
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
+from bot.channels.clicks import InvalidClick
+from bot.channels.console import view
+from bot.channels.console.card_click import Clicker, RefusedClick, click_on
 from bot.channels.console.identity import CONSOLE_PLATFORM, dm_chat_id, identity_for
 from bot.channels.console.progress import ConsoleProgressSender
 from bot.channels.console.sender import ConsoleSender
@@ -24,7 +27,7 @@ from bot.config import Settings
 from bot.web.guard import AdminGuard
 from bot.web.json_body import bad_request, read_json_object
 from storage.models import InboundEvent
-from storage.repos import conversations, outbox
+from storage.repos import conversations, outbox, progress_cards
 from storage.types import utcnow
 
 PLATFORM = CONSOLE_PLATFORM
@@ -42,6 +45,20 @@ class PostMessage(BaseModel):
     text: str = Field(min_length=1, max_length=20_000)
     chat: Literal["dm", "group"] = "dm"
     mention: bool = False
+    as_: Identity = Field(default="owner", alias="as")
+
+
+class PostClick(BaseModel):
+    """A click on a card's button: the card's message and the button's index, never its
+    action (card_click.py reads that from the stored card)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    message_id: str = Field(min_length=1, max_length=40)
+    button: int = Field(ge=0, lt=100, strict=True)
+    # made by the page for each click, the same if it sends that click again
+    click_id: str = Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")
+    chat: Literal["dm", "group"] = "dm"
     as_: Identity = Field(default="owner", alias="as")
 
 
@@ -68,6 +85,7 @@ class ConsoleChannel:
         app.router.add_post("/console/api/login", self._login)
         app.router.add_post("/console/api/messages", self._post)
         app.router.add_get("/console/api/messages", self._list)
+        app.router.add_post("/console/api/clicks", self._click)
 
     async def start(self, services: ChannelServices) -> None:
         self.services = services
@@ -137,6 +155,23 @@ class ConsoleChannel:
             {"message_id": message.message_id, "outcome": result.outcome.value}
         )
 
+    async def _click(self, request: web.Request) -> web.Response:
+        """A click here is a click in Feishu: the same InboundClick, stored once and handled
+        by the Bot as the clicker; a redelivered click id is a duplicate."""
+        self._check_call(request, writes=True, login=True)
+        services = self._require_services()
+        body = await _read(request, PostClick)
+        chat_id, chat_type = chat_of(body.chat, body.as_)
+        clicker = Clicker(identity_for(self.settings, body.as_), chat_id, chat_type)
+        try:
+            click = await click_on(
+                services.db, clicker, body.message_id, body.button, body.click_id
+            )
+        except (RefusedClick, InvalidClick) as refused:
+            raise bad_request(str(refused)) from None
+        result = await services.ingest.accept_click(click)
+        return web.json_response({"outcome": result.outcome.value})
+
     async def _list(self, request: web.Request) -> web.Response:
         self._check_call(request, writes=False, login=True)
         services = self._require_services()
@@ -153,32 +188,17 @@ class ConsoleChannel:
             events = (
                 await tx.scalars(
                     select(InboundEvent)
-                    .where(InboundEvent.platform == PLATFORM, InboundEvent.chat_id == chat_id)
+                    .where(
+                        InboundEvent.platform == PLATFORM,
+                        InboundEvent.chat_id == chat_id,
+                        InboundEvent.event_type == "message",  # not its clicks
+                    )
                     .order_by(InboundEvent.id)
                 )
             ).all()
             replies = await outbox.by_conversation(tx, conversation.id, limit=1000)
-        items: list[dict[str, Any]] = [
-            {
-                "from": "user",
-                "sender": e.payload.get("sender_id"),
-                "text": e.payload.get("text"),
-                "at": e.received_at.isoformat(),
-                "status": e.status,
-            }
-            for e in events
-        ]
-        items += [
-            {
-                "from": "bot",
-                "text": _reply_text(r.content_type, r.content),
-                "at": r.created_at.isoformat(),
-                "status": r.state,
-            }
-            for r in replies
-        ]
-        items.sort(key=lambda item: str(item["at"]))
-        return web.json_response({"messages": items})
+            cards = await progress_cards.of_conversation(tx, conversation.id)
+        return web.json_response({"messages": view.conversation(events, replies, cards)})
 
     def _check_call(self, request: web.Request, *, writes: bool, login: bool = False) -> None:
         self.guard.check_host(request)
@@ -212,13 +232,3 @@ def _brief_error(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
     )
-
-
-def _reply_text(content_type: str, content: dict[str, Any]) -> str:
-    if content_type == "text":
-        return str(content.get("text", ""))
-    if content_type == "post":
-        title = content.get("title")
-        paragraphs = [str(p) for p in content.get("paragraphs", [])]
-        return "\n".join(([str(title)] if title else []) + paragraphs)
-    return f"[{content_type}]"

@@ -55,7 +55,7 @@ async def test_the_pages_relative_api_url_resolves_to_the_console_api(
         async with app.http.get(f"{app.url}/console") as resp:
             page, final = await resp.text(), str(resp.url)
         urls = set(re.findall(r"fetch\('([^'?]+)", page))
-        assert urls == {"api/messages", "api/login"}
+        assert urls == {"api/messages", "api/login", "api/clicks"}
         for relative in urls:
             resolved = urljoin(final, relative)
             assert resolved.startswith(f"{app.url}/console/api/"), resolved
@@ -196,7 +196,7 @@ HOSTILE_BODIES = {  # each a raw body sent as application/json; what the 400 say
 }
 
 
-@pytest.mark.parametrize("route", ["messages", "login"])
+@pytest.mark.parametrize("route", ["messages", "login", "clicks"])
 async def test_a_body_that_cannot_be_read_or_stored_is_a_400_with_one_json_line(
     tmp_path: Path, database_url: str, route: str
 ) -> None:
