@@ -7,10 +7,10 @@
   what was done, by whom and when. A click that changes nothing (refused, or the state was
   already so) leaves the card as it is.
 - `finding`: the owner's verdict on a discovery finding (bot/discovery/buttons.py); only the
-  owner's click counts.
-- `answer` clicks, and the owner's "Track as a task", are not here: they are the clicker's
-  message to the model (BatchItem.is_answer); a "Track" is recorded as feedback first
-  (`record_tracks`).
+  owner's click counts, and closes the card.
+- `answer` clicks, and the owner's "Track as a task", are the clicker's message to the model
+  (BatchItem.is_answer); before the model reads them their card is closed and a "Track" is
+  recorded as feedback (`before_the_model`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from dataclasses import replace
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.turn_context import BatchItem, TurnContext, enqueue_reply
 from bot.assistant.visibility import visibility_of
-from bot.channels.cards import Card, CardUpdate
+from bot.channels.cards import Card, CardUpdate, InvalidCard
 from bot.discovery.buttons import record_verdict
+from storage.repos import outbox
 from storage.types import utcnow
 
 
@@ -29,8 +30,10 @@ async def answer_click(commands: CommandRegistry, ctx: TurnContext, item: BatchI
     services, conv = ctx.services, ctx.conversation
     action = item.action
     if "finding" in action:
-        said = await record_verdict(services, item.sender_id, action, item.id)
+        said, recorded = await record_verdict(services, item.sender_id, action, item.id)
         await enqueue_reply(services, conv, f"cmd-{item.id}", said, None, ctx.hold)
+        if recorded:
+            await close_card(ctx, item, "Marked not useful")
         return
     assert item.role is not None, "roles are assigned before a click is answered"
     async with services.db.read() as tx:
@@ -55,15 +58,46 @@ async def answer_click(commands: CommandRegistry, ctx: TurnContext, item: BatchI
     after = await commands.dispatch(as_clicker, redraw[0])
     if not isinstance(after, Card) or after == before:
         return
-    when = utcnow().astimezone(services.settings.tz).strftime("%H:%M")
-    card = replace(after, note=f"{redraw[1]} by {item.sender_id} at {when}")
-    update = CardUpdate(str(item.payload.get("card_message_id") or ""), card)
-    await enqueue_reply(services, conv, f"card-{item.id}", update, None, ctx.hold)
+    await _redraw(ctx, item, replace(after, note=_note(ctx, item, redraw[1])))
 
 
-async def record_tracks(ctx: TurnContext, items: list[BatchItem]) -> None:
-    """The owner's "Track as a task" clicks among what the model is shown, recorded as their
-    verdict before the model acts on them (once per click, also when the turn runs again)."""
+async def before_the_model(ctx: TurnContext, items: list[BatchItem]) -> None:
+    """Clicks that are the clicker's words (an answer, the owner's "Track as a task"): their
+    card closed (its buttons gone, who chose what in its note) and a "Track" recorded as the
+    owner's verdict, before the model reads them (once per click, also when the turn runs
+    again: the keys say so)."""
     for item in items:
-        if item.action.get("verdict") == "track":
-            await record_verdict(ctx.services, item.sender_id, item.action, item.id)
+        action = item.action
+        if "answer" in action:
+            await close_card(ctx, item, f"Answered “{action['answer']}”")
+        elif action.get("verdict") == "track":
+            _, recorded = await record_verdict(ctx.services, item.sender_id, action, item.id)
+            if recorded:
+                await close_card(ctx, item, "Tracked as a task")
+
+
+async def close_card(ctx: TurnContext, item: BatchItem, done: str) -> None:
+    """The clicked card redrawn as it is now, without buttons, saying what was done; left as
+    it is when it is not found among the chat's recent cards."""
+    conv = ctx.conversation
+    message_id = str(item.payload.get("card_message_id") or "")
+    async with ctx.services.db.read() as tx:
+        shown = await outbox.card_on_message(tx, conv.platform, conv.chat_id, message_id)
+    if shown is None:
+        return
+    try:
+        card = Card.from_content(shown)
+    except InvalidCard:  # a row of ours no longer readable: not worth failing the click for
+        return
+    await _redraw(ctx, item, replace(card, buttons=(), note=_note(ctx, item, done)))
+
+
+def _note(ctx: TurnContext, item: BatchItem, done: str) -> str:
+    when = utcnow().astimezone(ctx.services.settings.tz).strftime("%H:%M")
+    return f"{done} by {item.sender_id} at {when}"
+
+
+async def _redraw(ctx: TurnContext, item: BatchItem, card: Card) -> None:
+    update = CardUpdate(str(item.payload.get("card_message_id") or ""), card)
+    conv = ctx.conversation
+    await enqueue_reply(ctx.services, conv, f"card-{item.id}", update, None, ctx.hold)

@@ -24,7 +24,7 @@ from bot.agent.loop import AgentLoop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds, receipt
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
-from bot.assistant.click_actions import answer_click, record_tracks
+from bot.assistant.click_actions import answer_click, before_the_model
 from bot.assistant.commands import CommandContext, CommandRegistry
 from bot.assistant.failures import TurnFailed
 from bot.assistant.holds import TurnHold, TurnTakenOver
@@ -87,7 +87,7 @@ class BotTurn:
             for item in direct:
                 await self._answer_directly(ctx, item)
             if for_model:
-                await record_tracks(ctx, for_model)
+                await before_the_model(ctx, for_model)
                 await self._think(ctx, for_model, start.context)
             logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:

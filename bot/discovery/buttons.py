@@ -24,18 +24,19 @@ async def record_verdict(
     clicker: str,
     action: dict[str, str],
     click_item: int,
-) -> str:
-    """The owner's verdict recorded (once per click); the one line the clicker reads."""
+) -> tuple[str, bool]:
+    """The owner's verdict recorded (once per click): the one line the clicker reads, and
+    whether it was the owner's verdict on a finding there is."""
     owner = services.settings.owner
     if not owner or clicker != owner:
-        return "Only the owner's verdict on a finding counts; nothing was recorded."
+        return "Only the owner's verdict on a finding counts; nothing was recorded.", False
     finding_id = parse_id(action["finding"], what="a finding number")
     verdict = action["verdict"]
     async with services.db.write() as tx:
         finding = await tx.get(Finding, finding_id) if finding_id is not None else None
         if finding is None:
-            return f"No finding #{action['finding']}."
+            return f"No finding #{action['finding']}.", False
         await record_feedback(tx, finding.id, BUTTON, f"click:{click_item}", verdict, utcnow())
     if verdict == NOT_USEFUL:
-        return f"Noted: finding #{finding.id} was not useful."
-    return f"Noted: finding #{finding.id} is worth tracking."
+        return f"Noted: finding #{finding.id} was not useful.", True
+    return f"Noted: finding #{finding.id} is worth tracking.", True

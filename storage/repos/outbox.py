@@ -282,6 +282,33 @@ async def by_conversation(
     return list((await tx.scalars(stmt)).all())
 
 
+async def card_on_message(
+    tx: AsyncSession, platform: str, chat_id: str, message_id: str, *, scan: int = 200
+) -> dict[str, Any] | None:
+    """The card a platform message shows now: its latest `card_update`, else the `card` that
+    sent it; None when neither is among the chat's last `scan` card rows (a card that old is
+    left as it is). Walks the chat's rows newest first (ix_outbox_chat_state's prefix)."""
+    stmt = (
+        select(
+            OutboxMessage.content_type, OutboxMessage.content, OutboxMessage.platform_message_ids
+        )
+        .where(
+            OutboxMessage.platform == platform,
+            OutboxMessage.chat_id == chat_id,
+            OutboxMessage.content_type.in_(("card", "card_update")),
+        )
+        .order_by(OutboxMessage.id.desc())
+        .limit(scan)
+    )
+    for content_type, content, sent_as in (await tx.execute(stmt)).all():
+        if content_type == "card_update" and content.get("message_id") == message_id:
+            card = content.get("card")
+            return card if isinstance(card, dict) else None
+        if content_type == "card" and message_id in (sent_as or []):
+            return dict(content)
+    return None
+
+
 UNFINISHED = (PENDING, UNCERTAIN, FAILED)
 
 

@@ -250,6 +250,12 @@ async def test_a_choice_questions_click_reaches_the_model_as_the_clickers_answer
         click = _click(w, question.message_id, answers["Budget"])
         assert (await w.events.post(click))[0] == 200
         assert (await replies(w, 2))[1] == "Budget it is."
+        # the question's card closed: no buttons left to answer it twice, who chose what
+        await wait_until(lambda: _patched(w, 1), what="the question's card closed")
+        [closed] = w.fake.patched
+        assert closed.message_id == question.message_id and _buttons(closed.body) == {}
+        note = closed.body["body"]["elements"][-1]["content"]
+        assert note.startswith(f"Answered “Budget” by {OWNER} at ")
     told = last_user_text(model.requests[2][0])
     assert f"{OWNER} (owner) [clicked this option, answering the question you asked]: Budget" in (
         told

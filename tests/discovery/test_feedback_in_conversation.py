@@ -178,6 +178,13 @@ async def test_the_findings_message_has_buttons_and_the_owners_not_useful_is_its
         assert [(f.finding_id, f.kind, f.text) for f in feedback] == [
             (finding_id, "button", "not_useful")
         ]
+        # the owner's verdict closes the card (the other click changed nothing)
+        [closed] = w.fake.patched
+        assert closed.message_id == card.message_id
+        assert not [e for e in closed.body["body"]["elements"] if e["tag"] == "column_set"]
+        assert closed.body["body"]["elements"][-1]["content"].startswith(
+            f"Marked not useful by {OWNER} at "
+        )
 
 
 async def test_the_owners_track_click_records_the_verdict_and_starts_a_task(
