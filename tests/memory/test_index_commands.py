@@ -16,6 +16,7 @@ from storage.models import MemoryIndex
 from storage.repos import memory_indexes as repo
 from tests.assistant.support import all_delivered, answers_sent, bot_world, say, send
 from tests.assistant.support import sleep as sleep_step
+from tests.fakes import SentMessage
 from tests.feishu_world import WorldFactory
 from tests.matters.routed_model import RoutedModel
 from tests.waiting import wait_until
@@ -117,7 +118,8 @@ async def test_the_owner_makes_an_index_it_is_kept_and_the_bot_reads_it(
         await say(w, f"/why {why.group(1)}")
         await say(w, "/why 99999")
         await wait_until(lambda: sent(9), what="two answers to /why")
-        explained, unknown = (m.text or "" for m in answers_sent(w)[7:9])
+        # `/why` lists its causes: Markdown, so a card (its markdown element read here)
+        explained, unknown = (_shown(m) for m in answers_sent(w)[7:9])
         assert explained.startswith("I wrote because of:\n- index_notice (")
         assert "The index 'decisions' is ready: 1 entries so far." in explained
         assert unknown == "No message 99999 of mine here."
@@ -145,3 +147,12 @@ def test_an_index_without_a_model_says_what_to_set() -> None:
     waiting = describe(index, 0, UTC, has_model=False)
     assert "Status: pending (no model is configured: set MAKA_MODEL_BASE_URL" in waiting
     assert "(not checked yet)" in describe(index, 0, UTC, has_model=True)
+
+
+def _shown(message: SentMessage) -> str:
+    """What a reply says: a text message's text, or a Markdown card's markdown."""
+    if message.text is not None:
+        return message.text
+    return "".join(
+        e["content"] for e in message.body["body"]["elements"] if e.get("tag") == "markdown"
+    )

@@ -39,6 +39,7 @@ ROUTES = {  # every route the app has; the test fails when one is added without 
     ("GET", "/status"), ("GET", "/status.json"), ("POST", "/status/login"),
     ("GET", "/console"), ("GET", "/console/"), ("POST", "/console/api/login"),
     ("GET", "/console/api/messages"), ("POST", "/console/api/messages"),
+    ("POST", "/console/api/clicks"),
     ("POST", "/feishu/events"),
 }  # fmt: skip
 NEEDS_THE_DATABASE = {"/readyz", "/status", "/status.json", "/console/api/messages"}
