@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from bot.channels.cards import Button, Card
+from bot.channels.feishu.card_json import markdown_card
 
 # Feishu refuses a card body over 30 KB (message create and patch alike); the request's own
 # envelope takes a little of that.
@@ -22,9 +23,9 @@ MAX_CARD_BYTES = 28_000
 
 def card_json(card: Card) -> str:
     """The card as the `content` string of an `interactive` message or of a patch."""
-    elements: list[dict[str, Any]] = []
-    if card.markdown:
-        elements.append({"tag": "markdown", "content": card.markdown})
+    body = markdown_card(card.markdown, card.title)  # the one builder of a card's frame
+    body["config"]["update_multi"] = True
+    elements: list[dict[str, Any]] = body["body"]["elements"] if card.markdown else []
     if card.buttons:
         elements.append(
             {
@@ -38,13 +39,7 @@ def card_json(card: Card) -> str:
         )
     if card.note:
         elements.append({"tag": "markdown", "content": card.note, "text_size": "notation"})
-    body: dict[str, Any] = {
-        "schema": "2.0",
-        "config": {"update_multi": True},
-        "body": {"elements": elements},
-    }
-    if card.title:
-        body["header"] = {"title": {"tag": "plain_text", "content": card.title}}
+    body["body"]["elements"] = elements
     text = json.dumps(body, ensure_ascii=False)
     if len(text.encode()) > MAX_CARD_BYTES:
         raise ValueError(f"card is {len(text.encode())} bytes; Feishu accepts 30 KB")
