@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import Conversation, Session, SourceRecord
+from storage.models import Conversation, Matter, Session, SourceRecord
 from storage.repos import outbox
 from storage.types import utcnow
 
@@ -78,3 +78,24 @@ async def pending_reply(s: AsyncSession, chat_id: str, now: datetime, key: str =
         content={"text": "pong"},
         now=now,
     )
+
+
+async def active_matter(s: AsyncSession, conversation: Conversation, requested_by: str) -> int:
+    """An active Matter ("watch the deploy") on a task Session of its own, as a delegation
+    leaves one: its id."""
+    task = await task_session(s, conversation, "deploy")
+    matter = Matter(
+        session_id=task.id,
+        conversation_id=conversation.id,
+        requested_by=requested_by,
+        objective="watch the deploy",
+        amendments=[],
+        wakes=[],
+        work_record=[],
+        status="active",
+        created_at=utcnow(),
+        updated_at=utcnow(),
+    )
+    s.add(matter)
+    await s.flush()
+    return matter.id

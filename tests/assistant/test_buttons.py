@@ -15,7 +15,6 @@ from bot.assistant.component import Assistant
 from bot.llm.scripted import ScriptedProvider
 from storage.models import InboundEvent, Matter, OutboxMessage
 from storage.repos import conversations
-from storage.types import utcnow
 from tests.assistant.support import (
     bot_world,
     last_user_text,
@@ -27,7 +26,7 @@ from tests.assistant.support import (
 from tests.assistant.support import sleep as sleep_step
 from tests.channels.feishu.test_long_connection import _connected
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
-from tests.seed import owner_dm, task_session
+from tests.seed import active_matter, owner_dm
 from tests.waiting import wait_until
 
 
@@ -41,22 +40,7 @@ async def _matter(w: FeishuWorld, *, in_group: bool = False) -> int:
             if in_group
             else await owner_dm(s)
         )
-        task = await task_session(s, conv, "deploy")
-        matter = Matter(
-            session_id=task.id,
-            conversation_id=conv.id,
-            requested_by=OWNER,
-            objective="watch the deploy",
-            amendments=[],
-            wakes=[],
-            work_record=[],
-            status="active",
-            created_at=utcnow(),
-            updated_at=utcnow(),
-        )
-        s.add(matter)
-        await s.flush()
-        return matter.id
+        return await active_matter(s, conv, OWNER)
 
 
 async def _status(w: FeishuWorld, matter_id: int) -> str:

@@ -26,11 +26,10 @@ from bot.channels.console.identity import CONSOLE_OWNER
 from bot.llm.scripted import ScriptedProvider
 from storage.models import Matter
 from storage.repos import conversations, outbox
-from storage.types import utcnow
 from tests.apps import RunningApp, make_settings, running_app
 from tests.browser.test_console import open_console, send_with_enter
 from tests.channels.console.support import NoBot, clicks_handed_to_the_bot, write_replies
-from tests.seed import task_session
+from tests.seed import active_matter
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -212,22 +211,7 @@ async def _owners_matter(app: RunningApp) -> int:
         conv = await conversations.get_or_create(
             s, platform="console", chat_id="console-dm", chat_type="p2p", peer_open_id=CONSOLE_OWNER
         )
-        task = await task_session(s, conv, "deploy")
-        matter = Matter(
-            session_id=task.id,
-            conversation_id=conv.id,
-            requested_by=CONSOLE_OWNER,
-            objective="watch the deploy",
-            amendments=[],
-            wakes=[],
-            work_record=[],
-            status="active",
-            created_at=utcnow(),
-            updated_at=utcnow(),
-        )
-        s.add(matter)
-        await s.flush()
-        return matter.id
+        return await active_matter(s, conv, CONSOLE_OWNER)
 
 
 async def test_clicking_pause_on_a_matters_card_pauses_it_and_redraws_the_card(
