@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -653,6 +654,59 @@ class ProgressCard(Base):
     failures: Mapped[int] = mapped_column(Integer, default=0)  # pushes failed in a row
     last_error: Mapped[str | None] = mapped_column(Text)
     gave_up_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class AttachmentBlob(Base):
+    """A file's content, once per SHA-256, with what extraction read from it (`text` NULL:
+    not read yet; `error`: the one line saying why it could not be read)."""
+
+    __tablename__ = "attachment_blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    kind: Mapped[str | None] = mapped_column(String(16))
+    text: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[str | None] = mapped_column(String(256))
+    error: Mapped[str | None] = mapped_column(Text)
+    extracted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Attachment(Base):
+    """One resource of a message or mail (storage/repos/attachments.py tells the states).
+    `source` / `scope` are its message's, so its record is seen exactly where the message is;
+    `record_id` is the seq of the source record holding its text, once written."""
+
+    __tablename__ = "attachments"
+    __table_args__ = (
+        UniqueConstraint("platform", "message_id", "resource_key"),
+        Index("ix_attachments_due", "state", "next_attempt_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    platform: Mapped[str] = mapped_column(String(16))
+    message_id: Mapped[str] = mapped_column(String(200))  # the message's external id
+    resource_key: Mapped[str] = mapped_column(String(256))  # image_key, file_key, mail part
+    source: Mapped[str] = mapped_column(String(200))
+    scope: Mapped[str] = mapped_column(String(200))
+    chat_id: Mapped[str | None] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16))  # image | file | audio | media | mail
+    name: Mapped[str] = mapped_column(String(512))
+    declared_size: Mapped[int | None] = mapped_column(BigInteger)
+    duration_ms: Mapped[int | None] = mapped_column(BigInteger)
+    author: Mapped[str | None] = mapped_column(String(512))
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    state: Mapped[str] = mapped_column(String(16))
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    record_id: Mapped[int | None] = mapped_column(BigInteger)
+    error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -26,6 +26,7 @@ from bot.assistant import history, holds, receipt
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
 from bot.assistant.click_actions import answer_click, before_the_model
 from bot.assistant.commands import CommandContext, CommandRegistry
+from bot.assistant.enrich import RESERVED_TOKENS, enrich, may_enrich
 from bot.assistant.failures import TurnFailed
 from bot.assistant.holds import TurnHold, TurnTakenOver
 from bot.assistant.progress import TurnProgress
@@ -88,6 +89,7 @@ class BotTurn:
                 await self._answer_directly(ctx, item)
             if for_model:
                 await before_the_model(ctx, for_model)
+                await enrich(services, ctx.conversation, for_model)
                 await self._think(ctx, for_model, start.context)
             logged = await self._commit(ctx, start.coordination, {item.id for item in direct})
         except TurnTakenOver as exc:
@@ -198,6 +200,8 @@ class BotTurn:
         fixed = estimate_tokens(system_prompt(self.services.settings, ctx.conversation, ""))
         fixed += self._tool_schema_tokens()
         fixed += estimate_tokens(ctx.render_batch(items))
+        if may_enrich(items):  # its lines come after the history is read
+            fixed += RESERVED_TOKENS
         room = self.services.settings.context_tokens - fixed
         summary_max = max(0, min(history.SUMMARY_MAX_TOKENS, room - SUMMARY_HEADING_TOKENS))
         return max(0, room - history.SUMMARY_MAX_TOKENS), summary_max

@@ -20,6 +20,7 @@ from bot.agent.framing import quote_data
 from bot.assistant import holds, receipt
 from bot.assistant.access import Role, may_use_assistant, role_with
 from bot.assistant.commands import CommandRegistry
+from bot.assistant.enrich import enrich
 from bot.assistant.holds import TurnHold, TurnTakenOver
 from bot.channels.cards import MAX_MARKDOWN, Button, Card, CardUpdate, verdict_buttons
 from bot.channels.clicks import CLICK_KIND
@@ -67,6 +68,9 @@ class BatchItem:
     role: Role | None = None
     listed_admin: bool = False  # its sender is in the admins table (read with the item)
     attempts: int = 0  # failed turns over it before this one
+    # Lines under the message: what it carries beyond its words (bot/assistant/enrich.py).
+    extra: list[str] = field(default_factory=list)
+    enriched: bool = False
 
     @classmethod
     def of(cls, row: inbox.Pending) -> BatchItem:
@@ -133,7 +137,8 @@ class BatchItem:
                     if "answer" in self.action
                     else " [clicked 'Track as a task' under the finding]"
                 )
-            return f"[{self.ref}] {when} {who}{thread}: {text[:MAX_ITEM_CHARS]}"
+            line = f"[{self.ref}] {when} {who}{thread}: {text[:MAX_ITEM_CHARS]}"
+            return "\n".join([line, *self.extra])
         body = str(self.payload.get("text") or self.payload)[:MAX_ITEM_CHARS]
         hint = f" ({NOTICE_HINTS[self.kind]})" if self.kind in NOTICE_HINTS else ""
         return f"[{self.ref}] {when} {self.kind}{hint}:\n{quote_data(self.kind, body)}"
@@ -199,6 +204,7 @@ class TurnContext:
         fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:
             self._assign_ref(item)
+        await enrich(self.services, self.conversation, fresh)
         self.batch.extend(fresh)
         await self._receive(fresh)
         return fresh
