@@ -1,0 +1,1 @@
+"""Attachments: the files, images and voice that people send with their messages."""

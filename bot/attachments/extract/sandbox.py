@@ -1,0 +1,170 @@
+"""The parent side of the sandbox: one child process per extraction (child.py), started with
+asyncio so the event loop never waits on it, killed with its whole process group (tesseract
+too) when the wall clock runs out. At most `limits.concurrency` children at once per event
+loop, so ten hostile files cannot take all the memory between them.
+
+Every outcome is an Extraction: a crash, a kill, a spawn failure or a garbled answer is one
+"could not read: …" line, never an exception (cancellation aside, which kills the child)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import weakref
+from pathlib import Path
+
+from bot.attachments.extract.ocr import ocr_languages
+from bot.attachments.extract.result import (
+    Extraction,
+    ExtractLimits,
+    could_not_read,
+    seconds_text,
+)
+from storage.types import UNSTORABLE
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[3]  # the directory that holds the `bot` package
+STDERR_KEPT = 4096  # the tail of the child's stderr, for the log
+# The child caps its text at max_chars; JSON escapes make a character at most 6 bytes.
+OUTPUT_SLACK = 64 * 1024
+
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _gate(concurrency: int) -> asyncio.Semaphore:
+    """The semaphore of this event loop (tests run many loops; a semaphore belongs to one)."""
+    by_size = _gates.setdefault(asyncio.get_running_loop(), {})
+    size = max(1, concurrency)
+    if size not in by_size:
+        by_size[size] = asyncio.Semaphore(size)
+    return by_size[size]
+
+
+async def extract(data: bytes, *, name: str, limits: ExtractLimits) -> Extraction:
+    """The text of a file (see the package docstring). Never raises for a bad file."""
+    if not data:
+        return could_not_read("unknown", "the file is empty")
+    async with _gate(limits.concurrency):
+        scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="maka-extract-")
+        try:
+            path = Path(scratch) / "input"
+            await asyncio.to_thread(path.write_bytes, data)
+            return finish(await _run_child(path, name, limits), limits.max_chars)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, scratch, True)
+
+
+def finish(extraction: Extraction, max_chars: int) -> Extraction:
+    """The Extraction as the caller gets it, whatever the child sent: bounded, storable."""
+    detail = " ".join(extraction.detail.split())[:200]
+    if extraction.error is not None:
+        return could_not_read(extraction.kind, extraction.error, detail)
+    text = UNSTORABLE.sub("", extraction.text)[:max_chars]
+    return Extraction(kind=extraction.kind, text=text, detail=detail, error=None)
+
+
+async def _run_child(path: Path, name: str, limits: ExtractLimits) -> Extraction:
+    options = {
+        "path": str(path),
+        "name": name,
+        "seconds": limits.seconds,
+        "memory_mb": limits.memory_mb,
+        "max_chars": limits.max_chars,
+        "ocr": limits.ocr,
+        "languages": list(ocr_languages()) if limits.ocr else [],
+    }
+    environment = dict(os.environ, OMP_THREAD_LIMIT="1", PYTHONDONTWRITEBYTECODE="1")
+    environment["PYTHONPATH"] = os.pathsep.join(
+        part for part in (str(ROOT), os.environ.get("PYTHONPATH", "")) if part
+    )
+    try:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot.attachments.extract.child",
+            json.dumps(options),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=path.parent,
+            env=environment,
+            start_new_session=True,  # its own process group: one kill takes tesseract too
+        )
+    except OSError as error:
+        log.warning("could not start the extraction child: %s", error)
+        return could_not_read("unknown", f"could not start the reader ({error})")
+    try:
+        return await _answer(child, limits)
+    finally:
+        _kill_group(child)
+        with contextlib.suppress(ProcessLookupError):
+            await child.wait()
+
+
+async def _answer(child: asyncio.subprocess.Process, limits: ExtractLimits) -> Extraction:
+    assert child.stdout is not None and child.stderr is not None
+    cap = limits.max_chars * 6 + OUTPUT_SLACK
+    reading = asyncio.gather(_bounded(child.stdout, cap), _tail(child.stderr))
+    try:
+        async with asyncio.timeout(limits.seconds):
+            (stdout, overflowed), stderr = await reading
+            await child.wait()
+    except TimeoutError:
+        return could_not_read("unknown", f"took longer than {seconds_text(limits.seconds)}")
+    if overflowed:
+        return could_not_read("unknown", "the reader answered too much")
+    if child.returncode in (-signal.SIGXCPU, -signal.SIGKILL):  # its CPU limit
+        return could_not_read("unknown", f"took longer than {seconds_text(limits.seconds)}")
+    try:
+        answer = json.loads(stdout)
+        return Extraction(
+            kind=str(answer["kind"]),
+            text=str(answer["text"]),
+            detail=str(answer["detail"]),
+            error=None if answer["error"] is None else str(answer["error"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        pass
+    complaint = stderr.decode("utf-8", errors="replace")
+    log.warning("extraction child ended with %s: %s", child.returncode, complaint[-500:])
+    if "MemoryError" in complaint or "memory" in complaint.lower():
+        return could_not_read("unknown", f"needs more than {limits.memory_mb} MB")
+    code = child.returncode or 0
+    crashed = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+    return could_not_read("unknown", f"the reader crashed ({crashed})")
+
+
+async def _bounded(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, bool]:
+    """At most `cap` bytes; (bytes, True) if there were more (the reader stops there)."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await stream.read(64 * 1024):
+        size += len(chunk)
+        if size > cap:
+            return b"", True
+        chunks.append(chunk)
+    return b"".join(chunks), False
+
+
+async def _tail(stream: asyncio.StreamReader) -> bytes:
+    kept = b""
+    while chunk := await stream.read(64 * 1024):
+        kept = (kept + chunk)[-STDERR_KEPT:]
+    return kept
+
+
+def _kill_group(child: asyncio.subprocess.Process) -> None:
+    if child.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
