@@ -49,9 +49,11 @@ def read(path: Path, name: str, options: dict[str, Any], found: dict[str, str]) 
     max_chars: int = options["max_chars"]
     kind = found["kind"] = "unknown" if sniffed.kind == "zip" else sniffed.kind
     if sniffed.kind == "zip":
-        from bot.attachments.extract.zipguard import office_kind
+        from bot.attachments.extract.zipguard import office_kind, refuse_bombs, zip_members
 
-        kind = found["kind"] = office_kind(path)
+        members = zip_members(path)
+        kind = found["kind"] = office_kind(members)
+        refuse_bombs(members)  # before any library opens it
     if kind == "pdf":
         from bot.attachments.extract.pdf import read_pdf
 

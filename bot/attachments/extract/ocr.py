@@ -63,7 +63,9 @@ def read_image(
     says why; `deadline` is on time.monotonic()."""
     from PIL import Image
 
-    Image.MAX_IMAGE_PIXELS = MAX_PIXELS  # Pillow's own bomb check, at our limit
+    # Pillow's own bomb check would refuse at open, before the size could be told; ours
+    # below reads the size from the header and refuses before anything is decoded.
+    Image.MAX_IMAGE_PIXELS = None
     try:
         with Image.open(path) as image:
             width, height = image.size  # from the header: nothing decoded yet
@@ -73,8 +75,6 @@ def read_image(
                 raise Unreadable(off)
             image.seek(0)  # the first frame of a GIF or a multi-page TIFF
             grey = image.convert("L")
-    except Image.DecompressionBombError:
-        raise Unreadable("image too large") from None
     except (OSError, SyntaxError, ValueError) as error:  # Pillow's "cannot identify", truncation
         raise Unreadable(f"damaged image ({error})") from None
     with tempfile.TemporaryDirectory(prefix="ocr-") as scratch:

@@ -7,6 +7,7 @@ the cells actually visited and by the text length."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bot.attachments.extract.result import Unreadable
 
@@ -18,7 +19,12 @@ MAX_CELLS = 2_000_000  # cells visited (empty ones too) across the workbook
 def read_xlsx(path: Path, max_chars: int) -> Read:
     import openpyxl
 
-    workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    # A file object, not the path: openpyxl refuses a path without an .xlsx ending.
+    with path.open("rb") as file:
+        return _read(openpyxl.load_workbook(file, read_only=True, data_only=True), max_chars)
+
+
+def _read(workbook: Any, max_chars: int) -> Read:
     try:
         lines: list[str] = []
         length = 0

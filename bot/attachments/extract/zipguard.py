@@ -23,14 +23,30 @@ OOXML_MAIN_PARTS = {
 }
 
 
-def office_kind(path: Path) -> str:
-    """ "docx", "xlsx" or "pptx" for an Office file that is safe to open; raises Unreadable
-    for a damaged archive, a zip bomb, or a ZIP that is not an Office document."""
+def zip_members(path: Path) -> list[zipfile.ZipInfo]:
+    """The archive's table of contents (nothing is expanded); Unreadable when damaged."""
     try:
         with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
+            return archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as error:
         raise Unreadable(f"damaged archive ({error})") from None
+
+
+def office_kind(members: list[zipfile.ZipInfo]) -> str:
+    """ "docx", "xlsx" or "pptx"; Unreadable for a ZIP that is not an Office document."""
+    names = {member.filename for member in members}
+    for part, kind in OOXML_MAIN_PARTS.items():
+        if part in names:
+            return kind
+    if "mimetype" in names and any(name.endswith(".opf") for name in names):
+        raise Unreadable("not a supported file type (looks like an e-book (EPUB))")
+    if "content.xml" in names and "mimetype" in names:
+        raise Unreadable("not a supported file type (looks like an OpenDocument file)")
+    raise Unreadable("not a supported file type (looks like a ZIP archive)")
+
+
+def refuse_bombs(members: list[zipfile.ZipInfo]) -> None:
+    """Unreadable when the members would expand too much to be opened."""
     if len(members) > MAX_MEMBERS:
         raise Unreadable(f"the archive has too many parts ({len(members)})")
     total = 0
@@ -41,12 +57,3 @@ def office_kind(path: Path) -> str:
             member.file_size > RATIO_APPLIES_OVER and expands > MAX_RATIO
         ):
             raise Unreadable("the archive expands too much (zip bomb?)")
-    names = {member.filename for member in members}
-    for part, kind in OOXML_MAIN_PARTS.items():
-        if part in names:
-            return kind
-    if "mimetype" in names and any(name.endswith(".opf") for name in names):
-        raise Unreadable("not a supported file type (looks like an e-book (EPUB))")
-    if "content.xml" in names and "mimetype" in names:
-        raise Unreadable("not a supported file type (looks like an OpenDocument file)")
-    raise Unreadable("not a supported file type (looks like a ZIP archive)")
