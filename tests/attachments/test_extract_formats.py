@@ -113,3 +113,9 @@ async def test_a_few_nuls_in_text_are_dropped_so_the_text_can_be_stored() -> Non
     assert extraction.error is None
     assert extraction.text.startswith("hello world. the rest")
     assert "\x00" not in extraction.text
+
+
+async def test_text_that_starts_like_a_bitmap_or_a_program_is_still_text() -> None:
+    for words in (b"BMW service plan for March", b"MZ-12 parts list", b"ID3 tags explained"):
+        extraction = await extract(words * 3, name="notes.txt", limits=LIMITS)
+        assert (extraction.kind, extraction.error) == ("text", None), words

@@ -79,6 +79,28 @@ async def test_a_cancelled_extraction_kills_its_child(monkeypatch: pytest.Monkey
     assert _my_extraction_children() == []
 
 
+async def test_the_child_does_not_get_the_services_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MAKA_EXTRACT_DEBUG", "spin")
+    monkeypatch.setenv("MAKA_MODEL_API_KEY", "sk-not-for-file-readers")
+    task = asyncio.create_task(extract(b"x", name="a.txt", limits=ExtractLimits(seconds=60)))
+
+    async def child_started() -> bool:
+        return bool(_my_extraction_children())
+
+    try:
+        await wait_until(child_started, what="the extraction child to start")
+        (child,) = _my_extraction_children()
+        environment = _environment(child)
+        assert b"MAKA_EXTRACT_DEBUG=spin" in environment  # it is the child we think
+        assert not [entry for entry in environment if entry.startswith(b"MAKA_MODEL_API_KEY")]
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
 async def test_no_more_than_the_allowed_extractions_run_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -109,6 +131,10 @@ async def test_no_more_than_the_allowed_extractions_run_at_once(
     results = await asyncio.gather(*tasks)
     assert [result.text for result in results] == ["ok"] * 6
     assert most == 2
+
+
+def _environment(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
 
 
 def _my_extraction_children() -> list[int]:

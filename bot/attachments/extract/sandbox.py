@@ -74,6 +74,8 @@ def finish(extraction: Extraction, max_chars: int) -> Extraction:
 
 
 async def _run_child(path: Path, name: str, limits: ExtractLimits) -> Extraction:
+    # The first call asks tesseract (a blocking subprocess), later ones read the cache.
+    languages = list(await asyncio.to_thread(ocr_languages)) if limits.ocr else []
     options = {
         "path": str(path),
         "name": name,
@@ -81,9 +83,15 @@ async def _run_child(path: Path, name: str, limits: ExtractLimits) -> Extraction
         "memory_mb": limits.memory_mb,
         "max_chars": limits.max_chars,
         "ocr": limits.ocr,
-        "languages": list(ocr_languages()) if limits.ocr else [],
+        "languages": languages,
     }
-    environment = dict(os.environ, OMP_THREAD_LIMIT="1", PYTHONDONTWRITEBYTECODE="1")
+    # The service's own settings (keys, database URLs) are none of a file reader's business.
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("MAKA_") or name == "MAKA_EXTRACT_DEBUG"
+    }
+    environment.update(OMP_THREAD_LIMIT="1", PYTHONDONTWRITEBYTECODE="1")
     environment["PYTHONPATH"] = os.pathsep.join(
         part for part in (str(ROOT), os.environ.get("PYTHONPATH", "")) if part
     )

@@ -55,8 +55,9 @@ def sniff(head: bytes, name: str) -> Sniffed:
         return Sniffed("pdf", "a PDF")
     if head.startswith(b"PK\x03\x04"):
         return Sniffed("zip", "a ZIP archive")
+    text = _is_text(head)
     for magic, what in IMAGE_MAGIC:
-        if head.startswith(magic):
+        if _starts(head, magic, text):
             return Sniffed("image", f"a {what} image")
     if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
         return Sniffed("image", "a WebP image")
@@ -65,14 +66,20 @@ def sniff(head: bytes, name: str) -> Sniffed:
     if head[4:8] == b"ftyp":
         return Sniffed("unknown", "an MP4 or MOV video, or M4A audio")
     for magic, what in OTHER_MAGIC:
-        if head.startswith(magic):
+        if _starts(head, magic, text):
             return Sniffed("unknown", what)
-    if _is_text(head):
+    if text:
         text_start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
         if name.lower().endswith(HTML_NAMES) or text_start.startswith(HTML_STARTS):
             return Sniffed("html", "an HTML page")
         return Sniffed("text", "text")
     return Sniffed("unknown", "binary data")
+
+
+def _starts(head: bytes, magic: bytes, text: bool) -> bool:
+    """A magic of two or three bytes ("BM", "MZ", "ID3") also starts ordinary words: it
+    counts only when what follows is not text."""
+    return head.startswith(magic) and (len(magic) >= 4 or not text)
 
 
 def _is_text(head: bytes) -> bool:
