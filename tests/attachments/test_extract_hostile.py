@@ -54,6 +54,7 @@ async def test_a_child_that_runs_past_its_time_is_killed(monkeypatch: pytest.Mon
     monkeypatch.setenv("MAKA_EXTRACT_DEBUG", "spin")
     extraction = await extract(b"some text", name="a.txt", limits=ExtractLimits(seconds=0.5))
     assert extraction.error == "could not read: took longer than 0.5 s"
+    assert extraction.kind == "text"  # sniffed before the child was started
     assert _my_extraction_children() == []
 
 
@@ -108,7 +109,7 @@ async def test_no_more_than_the_allowed_extractions_run_at_once(
     most = 0
     release = asyncio.Event()
 
-    async def held_child(path: Path, name: str, limits: ExtractLimits) -> Extraction:
+    async def held_child(path: Path, name: str, limits: ExtractLimits, kind: str) -> Extraction:
         nonlocal running, most
         running += 1
         most = max(most, running)

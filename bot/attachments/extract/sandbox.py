@@ -27,6 +27,7 @@ from bot.attachments.extract.result import (
     could_not_read,
     seconds_text,
 )
+from bot.attachments.extract.sniff import HEAD_BYTES, sniff
 from storage.types import UNSTORABLE
 
 log = logging.getLogger(__name__)
@@ -54,12 +55,15 @@ async def extract(data: bytes, *, name: str, limits: ExtractLimits) -> Extractio
     """The text of a file (see the package docstring). Never raises for a bad file."""
     if not data:
         return could_not_read("unknown", "the file is empty")
+    # What the bytes look like, so that even a kill or a crash says what the file was.
+    kind = sniff(data[:HEAD_BYTES], name).kind
+    known = "unknown" if kind == "zip" else kind
     async with _gate(limits.concurrency):
         scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="maka-extract-")
         try:
             path = Path(scratch) / "input"
             await asyncio.to_thread(path.write_bytes, data)
-            return finish(await _run_child(path, name, limits), limits.max_chars)
+            return finish(await _run_child(path, name, limits, known), limits.max_chars)
         finally:
             await asyncio.to_thread(shutil.rmtree, scratch, True)
 
@@ -73,7 +77,7 @@ def finish(extraction: Extraction, max_chars: int) -> Extraction:
     return Extraction(kind=extraction.kind, text=text, detail=detail, error=None)
 
 
-async def _run_child(path: Path, name: str, limits: ExtractLimits) -> Extraction:
+async def _run_child(path: Path, name: str, limits: ExtractLimits, kind: str) -> Extraction:
     # The first call asks tesseract (a blocking subprocess), later ones read the cache.
     languages = list(await asyncio.to_thread(ocr_languages)) if limits.ocr else []
     options = {
@@ -110,16 +114,20 @@ async def _run_child(path: Path, name: str, limits: ExtractLimits) -> Extraction
         )
     except OSError as error:
         log.warning("could not start the extraction child: %s", error)
-        return could_not_read("unknown", f"could not start the reader ({error})")
+        return could_not_read(kind, f"could not start the reader ({error})")
     try:
-        return await _answer(child, limits)
+        return await _answer(child, limits, kind)
     finally:
         _kill_group(child)
         with contextlib.suppress(ProcessLookupError):
             await child.wait()
 
 
-async def _answer(child: asyncio.subprocess.Process, limits: ExtractLimits) -> Extraction:
+async def _answer(
+    child: asyncio.subprocess.Process, limits: ExtractLimits, kind: str
+) -> Extraction:
+    """The child's answer; or, when it has none, what its end says (`kind` is the sniffed
+    type, "unknown" for an Office file whose archive was not looked into here)."""
     assert child.stdout is not None and child.stderr is not None
     cap = limits.max_chars * 6 + OUTPUT_SLACK
     reading = asyncio.gather(_bounded(child.stdout, cap), _tail(child.stderr))
@@ -128,11 +136,11 @@ async def _answer(child: asyncio.subprocess.Process, limits: ExtractLimits) -> E
             (stdout, overflowed), stderr = await reading
             await child.wait()
     except TimeoutError:
-        return could_not_read("unknown", f"took longer than {seconds_text(limits.seconds)}")
+        return could_not_read(kind, f"took longer than {seconds_text(limits.seconds)}")
     if overflowed:
-        return could_not_read("unknown", "the reader answered too much")
+        return could_not_read(kind, "the reader answered too much")
     if child.returncode in (-signal.SIGXCPU, -signal.SIGKILL):  # its CPU limit
-        return could_not_read("unknown", f"took longer than {seconds_text(limits.seconds)}")
+        return could_not_read(kind, f"took longer than {seconds_text(limits.seconds)}")
     try:
         answer = json.loads(stdout)
         return Extraction(
@@ -146,10 +154,10 @@ async def _answer(child: asyncio.subprocess.Process, limits: ExtractLimits) -> E
     complaint = stderr.decode("utf-8", errors="replace")
     log.warning("extraction child ended with %s: %s", child.returncode, complaint[-500:])
     if "MemoryError" in complaint or "memory" in complaint.lower():
-        return could_not_read("unknown", f"needs more than {limits.memory_mb} MB")
+        return could_not_read(kind, f"needs more than {limits.memory_mb} MB")
     code = child.returncode or 0
     crashed = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
-    return could_not_read("unknown", f"the reader crashed ({crashed})")
+    return could_not_read(kind, f"the reader crashed ({crashed})")
 
 
 async def _bounded(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, bool]:
@@ -172,7 +180,7 @@ async def _tail(stream: asyncio.StreamReader) -> bytes:
 
 
 def _kill_group(child: asyncio.subprocess.Process) -> None:
-    if child.returncode is not None:
-        return
+    """Also after the child's own end: a tesseract it started may outlive it. The group's
+    number cannot be taken by another process while any member of the group lives."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)

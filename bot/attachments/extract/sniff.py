@@ -37,7 +37,7 @@ OTHER_MAGIC: tuple[tuple[bytes, str], ...] = (
 HTML_NAMES = (".html", ".htm", ".xhtml")
 HTML_STARTS = (b"<!doctype html", b"<html")
 # Bytes that do not occur in text (controls other than tab, newlines, form feed, escape).
-BINARY_BYTES = frozenset(range(0x00, 0x09)) | {0x0B} | frozenset(range(0x0E, 0x1B)) | {0x7F}
+BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), 0x7F])
 BINARY_SHARE = 0.05  # more binary bytes than this in the head: not text
 
 
@@ -85,5 +85,5 @@ def _starts(head: bytes, magic: bytes, text: bool) -> bool:
 def _is_text(head: bytes) -> bool:
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True  # UTF-16 with a BOM: every other byte is NUL, and that is fine
-    binary = sum(1 for byte in head if byte in BINARY_BYTES)
+    binary = len(head) - len(head.translate(None, BINARY_BYTES))  # counted in C, not a loop
     return binary <= BINARY_SHARE * len(head)
