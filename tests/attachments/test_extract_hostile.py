@@ -66,6 +66,15 @@ async def test_a_child_that_needs_too_much_memory_is_refused(
     assert extraction.error == "could not read: needs more than 256 MB"
 
 
+async def test_a_child_that_answers_without_end_is_cut_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MAKA_EXTRACT_DEBUG", "flood")
+    extraction = await extract(b"some text", name="a.txt", limits=ExtractLimits(max_chars=1000))
+    assert extraction.error == "could not read: the reader answered too much"
+    assert _my_extraction_children() == []
+
+
 async def test_a_cancelled_extraction_kills_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAKA_EXTRACT_DEBUG", "spin")
     task = asyncio.create_task(extract(b"x", name="a.txt", limits=ExtractLimits(seconds=60)))

@@ -1,12 +1,13 @@
-"""The sandbox child: `python -m bot.attachments.extract.child '<options JSON>'`.
+"""The sandbox child: `python -m bot.attachments.extract.child <options.json>`.
 
 Started by sandbox.py for one file. It first limits itself (address space, CPU, file size,
 open files, no core dumps; tesseract inherits all of them), then reads the file named in the
 options and writes one JSON object on stdout: {"kind", "text", "detail", "error"}. A crash
 or kill here costs this process only; the parent turns it into one line.
 
-MAKA_EXTRACT_DEBUG=spin (loop forever) or =eat (allocate without end) is for the tests of the
-limits: a hostile file that reliably needs time or memory, without one.
+MAKA_EXTRACT_DEBUG=spin (loop forever), =eat (allocate without end) or =flood (write to stdout
+without end) is for the tests of the limits: a hostile file that reliably needs time, memory
+or output, without one.
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ def _debug_hook() -> None:
     if what == "spin":
         while True:
             pass
+    if what == "flood":
+        while True:
+            sys.stdout.buffer.write(b"x" * 65536)
     if what == "eat":
         hoard = []
         while True:
@@ -99,7 +103,7 @@ def _debug_hook() -> None:
 
 
 def main() -> None:
-    options = json.loads(sys.argv[1])
+    options = json.loads(Path(sys.argv[1]).read_text("utf-8"))
     limit_self(options["seconds"], options["memory_mb"])
     found = {"kind": "unknown"}
     try:

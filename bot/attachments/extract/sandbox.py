@@ -91,20 +91,23 @@ async def _run_child(path: Path, name: str, limits: ExtractLimits, kind: str) ->
     }
     # The service's own settings (keys, database URLs) are none of a file reader's business.
     environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith("MAKA_") or name == "MAKA_EXTRACT_DEBUG"
+        variable: value
+        for variable, value in os.environ.items()
+        if not variable.startswith("MAKA_") or variable == "MAKA_EXTRACT_DEBUG"
     }
     environment.update(OMP_THREAD_LIMIT="1", PYTHONDONTWRITEBYTECODE="1")
     environment["PYTHONPATH"] = os.pathsep.join(
         part for part in (str(ROOT), os.environ.get("PYTHONPATH", "")) if part
     )
+    # In a file of the private scratch folder, not on the command line: `ps` shows that.
+    options_file = path.with_name("options.json")
     try:
+        await asyncio.to_thread(options_file.write_text, json.dumps(options), "utf-8")
         child = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "bot.attachments.extract.child",
-            json.dumps(options),
+            str(options_file),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -130,16 +133,21 @@ async def _answer(
     type, "unknown" for an Office file whose archive was not looked into here)."""
     assert child.stdout is not None and child.stderr is not None
     cap = limits.max_chars * 6 + OUTPUT_SLACK
-    reading = asyncio.gather(_bounded(child.stdout, cap), _tail(child.stderr))
+    answering = asyncio.create_task(_bounded(child.stdout, cap))
+    complaining = asyncio.create_task(_tail(child.stderr))
     try:
         async with asyncio.timeout(limits.seconds):
-            (stdout, overflowed), stderr = await reading
+            stdout, overflowed = await answering
+            if overflowed:  # the caller kills it; its stderr is not waited for
+                return could_not_read(kind, "the reader answered too much")
+            stderr = await complaining
             await child.wait()
     except TimeoutError:
         return could_not_read(kind, f"took longer than {seconds_text(limits.seconds)}")
-    if overflowed:
-        return could_not_read(kind, "the reader answered too much")
-    if child.returncode in (-signal.SIGXCPU, -signal.SIGKILL):  # its CPU limit
+    finally:
+        answering.cancel()
+        complaining.cancel()
+    if child.returncode in (-signal.SIGXCPU, -signal.SIGKILL):  # its CPU limits, soft and hard
         return could_not_read(kind, f"took longer than {seconds_text(limits.seconds)}")
     try:
         answer = json.loads(stdout)
@@ -156,7 +164,7 @@ async def _answer(
     if "MemoryError" in complaint or "memory" in complaint.lower():
         return could_not_read(kind, f"needs more than {limits.memory_mb} MB")
     code = child.returncode or 0
-    crashed = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+    crashed = f"exit {code}" if code >= 0 else f"signal {_signal_name(-code)}"
     return could_not_read(kind, f"the reader crashed ({crashed})")
 
 
@@ -177,6 +185,13 @@ async def _tail(stream: asyncio.StreamReader) -> bytes:
     while chunk := await stream.read(64 * 1024):
         kept = (kept + chunk)[-STDERR_KEPT:]
     return kept
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def _kill_group(child: asyncio.subprocess.Process) -> None:
