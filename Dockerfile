@@ -28,6 +28,10 @@ RUN /opt/maka/bin/pip install --no-deps . \
 # --- runtime -----------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE}
 ARG MAKA_UID=10001
+# OCR for images in attachments (bot/attachments/extract): tesseract with Chinese and English.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-eng \
+    && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid ${MAKA_UID} maka \
     && useradd --system --uid ${MAKA_UID} --gid maka --home-dir /data --no-create-home \
        --shell /usr/sbin/nologin maka \

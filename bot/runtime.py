@@ -15,6 +15,7 @@ from typing import Protocol
 
 from aiohttp import web
 
+from bot.attachments.extract import OCR_OFF_LINE, ocr_available
 from bot.channels.ingest import Ingest
 from bot.config import Role, Settings, reveal
 from bot.host.notify import create_notifier
@@ -165,6 +166,8 @@ def create_app(
             warm = asyncio.create_task(asyncio.to_thread(warm_up), name="tokenizer-warm-up")
             await host.start()
             log.info("maka started: role=%s instance=%s db=%s", role, host.instance_id, db.dialect)
+            if not await asyncio.to_thread(ocr_available):  # asks tesseract once, off the loop
+                log.warning(OCR_OFF_LINE)
             yield
             await warm
             await host.stop(settings.shutdown_grace)

@@ -245,3 +245,33 @@ def test_a_search_limit_is_a_bounded_whole_number(
         build_parser().parse_args(["search", "x", "--limit", limit])
     said = capsys.readouterr().err.splitlines()[-1]
     assert said == f"maka search: error: argument --limit: {error}"
+
+
+async def test_serve_without_tesseract_starts_and_says_in_one_line_that_ocr_is_off(
+    tmp_path: Path,
+) -> None:
+    from bot.attachments.extract import OCR_OFF_LINE
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    nothing = tmp_path / "empty-path"
+    nothing.mkdir()
+    proc = await asyncio.create_subprocess_exec(
+        *MAKA,
+        "serve",
+        env=_env(tmp_path, MAKA_HTTP_PORT=str(port), PATH=str(nothing)),  # no tesseract on it
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            status = await _poll_healthz(http, f"http://127.0.0.1:{port}/healthz")
+        assert status == 200
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert [line for line in err.decode().splitlines() if OCR_OFF_LINE in line] != [], err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
