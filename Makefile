@@ -26,6 +26,7 @@ test: $(STAMP)
 	@scripts/ensure-postgres $(BIN)/python
 	@scripts/ensure-dovecot
 	@scripts/ensure-chromium
+	@scripts/ensure-ffmpeg
 	$(MAKE) --no-print-directory lint
 	$(BIN)/pytest
 
