@@ -38,6 +38,9 @@ CHUNK_SECONDS = 60  # the doc: "接口适合 60 秒以内音频识别"
 CHUNK_BYTES = CHUNK_SECONDS * BYTES_PER_SECOND
 DEFAULT_MAX_SECONDS = 600.0  # MAKA_FEISHU_SPEECH_MAX_SECONDS
 CONVERT_TIMEOUT = 60.0  # seconds ffmpeg may take for one message
+# Seconds Feishu may take to recognise one piece: a minute of speech can take longer than
+# the 15 s every other call is given (the doc names no figure; this is our margin).
+RECOGNIZE_TIMEOUT = 60.0
 READ_SIZE = 64 * 1024
 STDERR_KEPT = 4096  # the tail of ffmpeg's complaints, for the one line
 MAX_LINE = 200
@@ -172,7 +175,7 @@ async def _recognize(api: FeishuApi, pcm: bytes) -> str:
         .build()
     )
     try:
-        resp = await api.call(API, lambda opt: api.send(request, opt))
+        resp = await api.call(API, lambda opt: api.send(request, opt, timeout=RECOGNIZE_TIMEOUT))
     except FeishuApiError as exc:
         log.warning("speech recognition failed: %s", exc)
         raise VoiceError(f"Feishu speech recognition refused (code {exc.code}): {exc.msg}") from exc
