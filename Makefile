@@ -27,6 +27,7 @@ test: $(STAMP)
 	@scripts/ensure-dovecot
 	@scripts/ensure-chromium
 	@scripts/ensure-tesseract
+	@scripts/ensure-ffmpeg
 	$(MAKE) --no-print-directory lint
 	$(BIN)/pytest
 

@@ -134,6 +134,10 @@ class Settings(BaseSettings):
     feishu_max_event_age: int = Field(default=1800, gt=0, description="seconds")
     # A reaction on each message the Bot's model is to answer, until the turn ends (issue #39).
     feishu_receipt: bool = True
+    # Voice messages transcribed by Feishu's speech recognition (bot/channels/feishu/voice.py,
+    # needs ffmpeg and the speech_to_text:speech permission); off: "a voice message (N s)".
+    feishu_speech_to_text: bool = False
+    feishu_speech_max_seconds: float = Field(default=600.0, gt=0, le=3600, description="seconds")
 
     # Email, read-only over IMAP (sources/email.py); never sent.
     email_host: str | None = None

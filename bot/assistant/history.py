@@ -5,6 +5,13 @@ as the model saw it) and an `assistant` event (what was actually sent to the use
 input holds the newest turns that fit the budget; older turns are folded into a `summary`
 event (one line per turn, oldest lines dropped past its own cap) whose `covered_seq` says
 how far it reaches. The originals stay in `session_events`, so nothing is lost by folding.
+
+A thread in a chat is a context of its own: its turns' `user` events carry the thread's id
+(`thread` in their payload), and a turn's window holds only its own thread's earlier turns
+(the chat's, for a turn outside any thread). The summary stays one per conversation: a turn
+folds every turn up to the newest of its own that did not fit (the window's order is the log's
+order, and a summary covers a prefix of it), and never leaves more than MAX_UNFOLDED turns of
+all threads unfolded, so what is read each turn stays bounded however many threads there are.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from storage.repos import sessions
 
 SUMMARY_MAX_TOKENS = 1200
 MAX_WINDOW_TURNS = 24
+MAX_UNFOLDED = 4 * MAX_WINDOW_TURNS  # turns of all threads left out of the summary, at most
 DIGEST_CHARS = 160
 OMITTED = "(older lines omitted)"
 
@@ -29,6 +37,7 @@ class PastTurn:
     at: datetime
     user: str
     assistant: str
+    thread: str | None = None
 
     @property
     def tokens(self) -> int:
@@ -52,10 +61,16 @@ EMPTY = Context("", [], None)  # a Session just made has no past
 
 
 async def load_context(
-    tx: AsyncSession, session_id: int, budget_tokens: int, summary_max: int = SUMMARY_MAX_TOKENS
+    tx: AsyncSession,
+    session_id: int,
+    budget_tokens: int,
+    summary_max: int = SUMMARY_MAX_TOKENS,
+    *,
+    thread: str | None = None,
 ) -> Context:
     """`summary_max`: what the summary may take; less than SUMMARY_MAX_TOKENS when the rest of
-    the model's input leaves less (a small context), so the whole stays within it."""
+    the model's input leaves less (a small context), so the whole stays within it. `thread`:
+    the window holds that thread's turns only (None: the chat's, outside any thread)."""
     latest, events = await sessions.since_summary(tx, session_id, ("user", "assistant"))
     summary = latest.text if latest else ""
     if estimate_tokens(summary) > summary_max:  # shown shorter; stored as it was
@@ -64,12 +79,17 @@ async def load_context(
 
     remaining = budget_tokens - estimate_tokens(summary)
     window: list[PastTurn] = []
-    for turn in reversed(turns):
+    keep_from = max(0, len(turns) - MAX_UNFOLDED)  # the turns before it are folded
+    for index in range(len(turns) - 1, keep_from - 1, -1):
+        turn = turns[index]
+        if turn.thread != thread:
+            continue
         if len(window) >= MAX_WINDOW_TURNS or turn.tokens > remaining:
+            keep_from = index + 1
             break
         window.insert(0, turn)
         remaining -= turn.tokens
-    folded = turns[: len(turns) - len(window)]
+    folded = turns[:keep_from]
     if not folded:
         return Context(summary, window, None)
     new_text = fold(summary, folded, summary_max)
@@ -94,7 +114,16 @@ def _pair(events: list[sessions.Event]) -> list[PastTurn]:
         if event.kind == "user":
             pending = event
         elif event.kind == "assistant" and pending is not None:
-            turns.append(PastTurn(event.seq, pending.created_at, pending.text, event.text))
+            thread = (pending.payload or {}).get("thread")
+            turns.append(
+                PastTurn(
+                    event.seq,
+                    pending.created_at,
+                    pending.text,
+                    event.text,
+                    str(thread) if thread else None,
+                )
+            )
             pending = None
     return turns
 

@@ -229,13 +229,10 @@ class BotTurn:
             text, covered = ctx.pending_summary
             events.append(("summary", text, {"covered_seq": covered}))
         if model_items:
-            events.append(
-                (
-                    "user",
-                    ctx.render_batch(model_items),
-                    {"inbox_items": [item.id for item in model_items]},
-                )
-            )
+            meta: dict[str, object] = {"inbox_items": [item.id for item in model_items]}
+            if ctx.thread is not None:  # the history of this thread's turns (history.py)
+                meta["thread"] = ctx.thread
+            events.append(("user", ctx.render_batch(model_items), meta))
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
 
         ending = _Ending(
@@ -304,7 +301,9 @@ async def _start_each(tx: AsyncSession, starting: list[_Starting]) -> list[_Star
             start.context = (
                 history.EMPTY
                 if s.conversation_id in made
-                else await history.load_context(tx, start.coordination, budget, summary_max)
+                else await history.load_context(
+                    tx, start.coordination, budget, summary_max, thread=start.ctx.thread
+                )
             )
     return [
         begun.get(s.conversation_id) if ok else None for s, ok in zip(starting, taken, strict=True)

@@ -170,6 +170,12 @@ class TurnContext:
         self._counters[prefix] += 1
         item.ref = f"{prefix}{self._counters[prefix]}"
 
+    @property
+    def thread(self) -> str | None:
+        """The thread this turn answers in (a batch is one thread's, `inbox.thread_of`), or
+        None for the chat itself: its history is that thread's earlier turns alone."""
+        return inbox.thread_of(self.batch[0].payload) if self.batch else None
+
     def next_action_id(self, kind: str) -> str:
         """Stable across a re-run of the same batch, like reply keys."""
         self._counters[kind] = self._counters.get(kind, 0) + 1
@@ -198,8 +204,15 @@ class TurnContext:
         # other turns' replies and ends), with the other turns' asking there, not in a read
         # transaction of its own, which cost as much as the rest of the turn's start.
         rows = await self.services.db.grouped(Together(_pending_of_each, conv.id))
-        # Not an item retried after a failure: that one is tried on its own turn.
-        fresh = [BatchItem.of(row) for row in rows if row.id not in known and not row.attempts]
+        # Not an item retried after a failure: that one is tried on its own turn; nor one of
+        # another thread (or of the chat, in a thread's turn): that context has its own.
+        fresh = [
+            BatchItem.of(row)
+            for row in rows
+            if row.id not in known
+            and not row.attempts
+            and inbox.thread_of(row.payload) == self.thread
+        ]
         assign_roles(settings, conv.platform, fresh)
         fresh = [i for i in fresh if not answered_without_model(settings, conv.chat_type, i)]
         for item in fresh:

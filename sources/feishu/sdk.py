@@ -141,6 +141,14 @@ from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import (
     ReplyMessageRequestBody,
 )
+from lark_oapi.api.speech_to_text.v1.model.file_config import FileConfig as SpeechFileConfig
+from lark_oapi.api.speech_to_text.v1.model.file_recognize_speech_request import (
+    FileRecognizeSpeechRequest,
+)
+from lark_oapi.api.speech_to_text.v1.model.file_recognize_speech_request_body import (
+    FileRecognizeSpeechRequestBody,
+)
+from lark_oapi.api.speech_to_text.v1.model.speech import Speech
 from lark_oapi.core.enum import AccessTokenType, HttpMethod, LogLevel
 from lark_oapi.core.json import JSON
 from lark_oapi.core.model import (
@@ -168,6 +176,8 @@ __all__ = [
     "CreateMessageRequestBody",
     "DeleteMessageReactionRequest",
     "Emoji",
+    "FileRecognizeSpeechRequest",
+    "FileRecognizeSpeechRequestBody",
     "HttpMethod",
     "ListChatRequest",
     "ListMessageReactionRequest",
@@ -181,6 +191,8 @@ __all__ = [
     "RequestOption",
     "SettingsCardRequest",
     "SettingsCardRequestBody",
+    "Speech",
+    "SpeechFileConfig",
     "UpdateCardRequest",
     "UpdateCardRequestBody",
     "long_connection",

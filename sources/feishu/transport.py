@@ -110,7 +110,11 @@ class KeptAliveTransport:
             )
         return self._session
 
-    async def send(self, request: BaseRequest, option: RequestOption) -> JsonResponse:
+    async def send(
+        self, request: BaseRequest, option: RequestOption, *, timeout: float | None = None
+    ) -> JsonResponse:
+        """`timeout`: seconds for this call, where the session's would be too short (a
+        minute of speech to recognise)."""
         uri = request.uri
         for key, value in (request.paths or {}).items():  # as the SDK's `_build_url`
             uri = uri.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
@@ -122,6 +126,7 @@ class KeptAliveTransport:
                 params=request.queries,
                 json=body,
                 headers={"Authorization": f"Bearer {option.tenant_access_token}"},
+                timeout=self.timeout if timeout is None else aiohttp.ClientTimeout(total=timeout),
             ) as resp:
                 content = await resp.read()
                 status, headers = resp.status, dict(resp.headers)

@@ -149,9 +149,11 @@ async def pending_for_conversations(
     now: datetime | None = None,
 ) -> dict[int, list[Pending]]:
     """Each conversation's next batch, in one statement: its first `limit` undelivered items
-    not waiting out a backoff, oldest first; or, when one of them failed before, that one
-    alone (a good message batched with one that fails is answered on its own retry, not
-    parked with it). A conversation with nothing waiting is left out."""
+    not waiting out a backoff, oldest first, of the first one's thread only (`thread_of`: a
+    thread in a chat is a context of its own; the chat's other items wait for the next
+    turn); or, when one of them failed before, that one alone (a good message batched with
+    one that fails is answered on its own retry, not parked with it). A conversation with
+    nothing waiting is left out."""
     if not conversation_ids:
         return {}
     found: dict[int, list[Pending]] = {}
@@ -162,10 +164,18 @@ async def pending_for_conversations(
         )
         found.setdefault(row.conversation_id, []).append(pending)
     for conversation_id, items in found.items():
+        thread = thread_of(items[0].payload)
+        items = [item for item in items if thread_of(item.payload) == thread]
         retried = next((item for item in items if item.attempts), None)
-        if retried is not None:
-            found[conversation_id] = [retried]
+        found[conversation_id] = [retried] if retried is not None else items
     return found
+
+
+def thread_of(payload: dict[str, Any]) -> str | None:
+    """The thread an item belongs to (a Feishu topic's `thread_id`), or None for the chat
+    itself (notices, clicks and messages outside any thread)."""
+    thread = payload.get("thread_id")
+    return str(thread) if thread else None
 
 
 # Which conversations are ready for a turn, asked by the Bot for every free slot. The database

@@ -2,11 +2,11 @@
 
 The real lark-oapi SDK (`lark.Client.builder().domain(fake.url)`) and plain aiohttp code talk to
 it. It speaks the subset Maka uses: tenant token, bot info, message create/reply/list, chat
-list, reactions, CardKit cards (`feishu_cardkit.py`), and lets a test inject the failures
-Feishu really produces (rate limits, expired tokens, lost responses). Message handling lives
-in `feishu_im.py`, reactions in `feishu_reactions.py`; the webhook event client in
-`feishu_events.py`; data types and error codes (with their doc sources) in
-`feishu_models.py`; the long-connection (WebSocket) mode in `feishu_ws.py`.
+list, reactions, CardKit cards (`feishu_cardkit.py`), speech recognition (`feishu_speech.py`),
+and lets a test inject the failures Feishu really produces (rate limits, expired tokens, lost
+responses). Message handling lives in `feishu_im.py`, reactions in `feishu_reactions.py`; the
+webhook event client in `feishu_events.py`; data types and error codes (with their doc
+sources) in `feishu_models.py`; the long-connection (WebSocket) mode in `feishu_ws.py`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from .feishu_models import (
     SentMessage,
 )
 from .feishu_reactions import Reaction, ReactionEvent, ReactionHandlers
+from .feishu_speech import SpeechHandlers
 from .feishu_ws import (
     WsClientConfig,
     WsDelivery,
@@ -113,7 +114,7 @@ class _Fault:
         )
 
 
-class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, WsHandlers):
+class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, SpeechHandlers, WsHandlers):
     """`async with FeishuFake() as fake:` then point clients at `fake.url`.
 
     HTTP statuses: per the message docs every business error is HTTP 400; rate limits are
@@ -135,6 +136,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, WsHandlers):
         ImHandlers.__init__(self)
         CardKitHandlers.__init__(self)
         ReactionHandlers.__init__(self)
+        SpeechHandlers.__init__(self)
         WsHandlers.__init__(self)
         self.bot_open_id = bot_open_id
         self.bot_name = bot_name
@@ -162,6 +164,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, WsHandlers):
         self.add_im_routes(app)
         self.add_cardkit_routes(app)
         self.add_reaction_routes(app)
+        self.add_speech_routes(app)
         self.add_ws_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

@@ -32,6 +32,9 @@ INVALID_TOKEN = (
     "Invalid access token for authorization. Please make a request with token attached.",
 )
 MALFORMED_TOKEN = (99991671, "Invalid token: must start with t-/u-")
+# generic-error-code: the app lacks the API's permission; the scopes follow the text, as
+# "Access denied. One of the following scopes is required: [speech_to_text:speech]".
+SCOPE_MISSING = (99991672, "Access denied. One of the following scopes is required: ")
 RATE_LIMITED = (99991400, "request trigger frequency limit")
 RESOURCE_NOT_FOUND = (99991201, "resource not find")
 OPEN_IDS_NOT_EXIST = (99992351, "these open ids not existed")

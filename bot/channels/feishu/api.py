@@ -140,9 +140,12 @@ class FeishuApi:
 
     # --- calls ----------------------------------------------------------------------------
 
-    async def send(self, request: BaseRequest, option: RequestOption) -> JsonResponse:
-        """One typed request of the SDK, on the kept-alive session (for `call`'s `send`)."""
-        return await self.transport.send(request, option)
+    async def send(
+        self, request: BaseRequest, option: RequestOption, *, timeout: float | None = None
+    ) -> JsonResponse:
+        """One typed request of the SDK, on the kept-alive session (for `call`'s `send`);
+        `timeout` replaces the session's for a call known to take longer."""
+        return await self.transport.send(request, option, timeout=timeout)
 
     async def aclose(self) -> None:
         await self.transport.aclose()
