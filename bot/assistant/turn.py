@@ -229,12 +229,9 @@ class BotTurn:
             text, covered = ctx.pending_summary
             events.append(("summary", text, {"covered_seq": covered}))
         if model_items:
+            shown, spans = ctx.render_logged(model_items)
             events.append(
-                (
-                    "user",
-                    ctx.render_batch(model_items),
-                    {"inbox_items": [item.id for item in model_items]},
-                )
+                ("user", shown, {"inbox_items": [item.id for item in model_items], "spans": spans})
             )
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
 
