@@ -11,7 +11,9 @@ import pytest
 from sqlalchemy import select
 
 import bot.assistant.worker as worker_module
+from bot.assistant.visibility import Visibility
 from bot.llm.scripted import ScriptedProvider
+from bot.memory.recall import MemoryAccess, memory_search
 from storage.models import InboundEvent, InboxItem, SessionEvent, SourceRecord
 from storage.repos.inbox import RECALLED
 from storage.repos.sessions import RECALLED_TEXT
@@ -26,6 +28,13 @@ RECALL_DEADLINE = 2.0  # seconds: the recalled words leave search within this
 
 async def found(w: FeishuWorld, words: str) -> bool:
     return bool(await w.app.services.search.search(words))
+
+
+def owner_access(w: FeishuWorld) -> MemoryAccess:
+    """memory_search as the owner's DM asks it (sees everything)."""
+    services = w.app.services
+    everything = Visibility(everything=True, conversation_id=None)
+    return MemoryAccess(services.db, services.search, everything, services.settings.tz)
 
 
 async def post_recall(w: FeishuWorld, message_id: str, chat_id: str = DM, **kw: Any) -> str:
@@ -70,6 +79,7 @@ async def test_recalled_message_leaves_search_and_its_turn_is_dropped(
             return not await found(w, "zebra4471")
 
         await wait_until(gone, RECALL_DEADLINE, what="the recalled message to leave search")
+        assert await memory_search(owner_access(w), "zebra4471") == "nothing found for 'zebra4471'"
         item = await item_of(w, message_id)
         assert item is not None and item.delivered_at is not None
         assert item.batch_id == RECALLED
