@@ -59,6 +59,7 @@ class Outcome(StrEnum):
     HISTORY = "history"  # new, stored, not addressed to the bot
     STALE = "stale"  # new, stored, too old to answer
     DUPLICATE = "duplicate"  # seen before: nothing happens
+    RECALLED = "recalled"  # new, stored, but recalled before it came: not answered
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,12 @@ class Ingest:
         if new_records:
             await source_records.add_records(tx, new_records, batch[0].now)
         if to_inbox:
-            await inbox.append_many(tx, to_inbox)
+            added = await inbox.append_many(tx, to_inbox)
+            if len(added) < len(to_inbox):  # a recall came first: its item blocks the key
+                for n, result in enumerate(results):
+                    dedupe = f"{batch[n].msg.platform}:{batch[n].msg.message_id}"
+                    if result.outcome is Outcome.ANSWERED and dedupe not in added:
+                        results[n] = IngestResult(Outcome.RECALLED, result.conversation_id)
         return results
 
     async def _conversations_of(

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from prometheus_client import Counter
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sources.feishu import records as feishu_source
+from storage.models import InboundEvent
 from storage.repos import attachments, conversations, inbound, inbox, memory_indexes, sessions
 from storage.repos import sources as source_records
 
@@ -92,6 +94,20 @@ async def recall_in(tx: AsyncSession, recall: InboundRecall, now: datetime) -> R
             now=now,
         )
     return RecallResult(True, len(removed), item.dropped, redacted)
+
+
+async def recalled_among(tx: AsyncSession, platform: str, message_ids: list[str]) -> set[str]:
+    """Of these messages, those whose recall is stored (it may come before the message): for
+    a writer that must not start work on one (ingest's attachment rows)."""
+    keys = {f"{RECALL_KIND}:{m}"[:128]: m for m in message_ids}
+    if not keys:
+        return set()
+    found = await tx.scalars(
+        select(InboundEvent.message_id).where(
+            InboundEvent.platform == platform, InboundEvent.message_id.in_(list(keys))
+        )
+    )
+    return {keys[k] for k in found.all()}
 
 
 async def _scope(tx: AsyncSession, recall: InboundRecall) -> str:

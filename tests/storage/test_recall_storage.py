@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
+from bot.channels.recalls import InboundRecall, recall_in, recalled_among
 from storage.db import Database
 from storage.models import IndexEntry, SourceRecord
 from storage.repos import memory_indexes
@@ -85,3 +86,11 @@ def test_a_logged_batch_loses_exactly_the_recalled_part() -> None:
 def test_a_batch_logged_without_spans_loses_the_recalled_words() -> None:
     out = redacted("[m1] 10:00 ou_a (user): secret words", {}, 5, ["secret words", ""])
     assert out == f"[m1] 10:00 ou_a (user): {RECALLED_TEXT}"
+
+
+async def test_a_recall_stored_before_its_message_is_found_among_messages(db: Database) -> None:
+    recall = InboundRecall("feishu", "om_r", "oc_t", NOW, "message_owner", {})
+    async with db.write() as tx:
+        assert (await recall_in(tx, recall, NOW)).new
+        assert await recalled_among(tx, "feishu", ["om_r", "om_other"]) == {"om_r"}
+        assert not (await recall_in(tx, recall, NOW)).new  # stored once

@@ -95,7 +95,9 @@ async def test_a_recall_before_its_message_keeps_it_unanswered_and_unindexed(
     model = ScriptedProvider([])
     async with bot_world(make_world, model, **slow_turns) as w:
         await post_recall(w, "om_early")
-        await say(w, "the early words quokka9", message_id="om_early")
+        early = w.message("the early words quokka9", chat_id=DM, sender_open_id=OWNER,
+                          message_id="om_early")  # fmt: skip
+        assert '"outcome": "recalled"' in (await w.events.post(early))[1]
         # a later message in the same chat, not to the bot: once it is searchable, the
         # follower has passed the early one
         later = w.message("a later marker wombat3", chat_id="oc_group", chat_type="group")
