@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.channels.ingest import Ingest
+from bot.channels.lookup import MessageLookup
 from bot.config import Role, Settings
 from bot.host.notify import Notifier
 from bot.host.timers import Timers
@@ -31,6 +32,8 @@ class Services:
     session_index: SessionIndexer
     workhub: WorkHub
     readiness: dict[str, ReadinessCheck] = field(default_factory=dict)
+    # platform -> how to look a message up there (a channel registers its own at start)
+    lookups: dict[str, MessageLookup] = field(default_factory=dict)
 
     @property
     def runs_workers(self) -> bool:

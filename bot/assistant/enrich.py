@@ -14,6 +14,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from bot.assistant.forwards import forwarded_messages
+from bot.assistant.quotes import quoted_messages
+
 if TYPE_CHECKING:
     from bot.assistant.turn_context import BatchItem, ConversationView
     from bot.services import Services
@@ -25,7 +28,7 @@ Enricher = Callable[
 ]
 
 # The enrichers, in the order their lines appear under an item.
-ENRICHERS: list[Enricher] = []
+ENRICHERS: list[Enricher] = [quoted_messages, forwarded_messages]
 
 # Room kept in the model's input for the lines, when a batch may get some (enrichers bound
 # their own output to fit in it): the history is fitted before they run.

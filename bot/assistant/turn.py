@@ -229,10 +229,14 @@ class BotTurn:
             text, covered = ctx.pending_summary
             events.append(("summary", text, {"covered_seq": covered}))
         if model_items:
-            meta: dict[str, object] = {"inbox_items": [item.id for item in model_items]}
+            shown, spans = ctx.render_logged(model_items)
+            meta: dict[str, object] = {
+                "inbox_items": [item.id for item in model_items],
+                "spans": spans,
+            }
             if ctx.thread is not None:  # the history of this thread's turns (history.py)
                 meta["thread"] = ctx.thread
-            events.append(("user", ctx.render_batch(model_items), meta))
+            events.append(("user", shown, meta))
             events.append(("assistant", "\n\n".join(ctx.sent) or "(no reply sent)", None))
 
         ending = _Ending(

@@ -185,6 +185,19 @@ class TurnContext:
         tz = self.services.settings.tz
         return "\n".join(item.render(tz) for item in items)
 
+    def render_logged(self, items: list[BatchItem]) -> tuple[str, dict[str, list[int]]]:
+        """`render_batch`, with where each item's part starts and ends in it (item id ->
+        [start, end]): the turn's log keeps them, so a message recalled later is redacted
+        from it exactly (storage/repos/sessions.py `redacted`)."""
+        tz = self.services.settings.tz
+        parts, spans, at = [], {}, 0
+        for item in items:
+            part = item.render(tz)
+            spans[str(item.id)] = [at, at + len(part)]
+            parts.append(part)
+            at += len(part) + 1
+        return "\n".join(parts), spans
+
     def mark_shown(self) -> None:
         self.shown = len(self.batch)
 

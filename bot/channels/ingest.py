@@ -30,12 +30,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.clicks import CLICK_KIND, InboundClick
 from bot.channels.messages import InboundMessage
+from bot.channels.recalls import RECALLS, InboundRecall, RecallResult, recall_in
 from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
 from storage.db import Database
 from storage.group_commit import GroupCommit
 from storage.repos import conversations, inbound, inbox
 from storage.repos import sources as source_records
+from storage.repos.sessions import SESSION_INDEX_TOPIC
 from storage.repos.sources import NewRecord
 from storage.types import utcnow
 
@@ -57,6 +59,7 @@ class Outcome(StrEnum):
     HISTORY = "history"  # new, stored, not addressed to the bot
     STALE = "stale"  # new, stored, too old to answer
     DUPLICATE = "duplicate"  # seen before: nothing happens
+    RECALLED = "recalled"  # new, stored, but recalled before it came: not answered
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,24 @@ class Ingest:
         log.info("click %s by %s: %s", click.click_id, click.operator_id, outcome.value)
         return IngestResult(outcome, conversation_id)
 
+    async def recall(self, recall: InboundRecall, *, now: datetime | None = None) -> RecallResult:
+        """A message recalled by its sender (bot/channels/recalls.py), stored once; returns
+        once committed (the channel acks then). Not group-committed: recalls are rare."""
+        now = now or utcnow()
+        async with self.db.ack_write() as tx:
+            result = await recall_in(tx, recall, now)
+        if result.new:  # other replicas heard of the tombstones and redactions at commit
+            self.notifier.wake_local(source_records.RECORDS_TOPIC)
+            self.notifier.wake_local(SESSION_INDEX_TOPIC)
+        RECALLS.labels("new" if result.new else "duplicate").inc()
+        log.info(
+            "recall of %s in %s: %s", recall.message_id, recall.chat_id,
+            "duplicate" if not result.new else
+            f"{result.records_removed} records removed, turn dropped: {result.turn_dropped}, "
+            f"{result.logs_redacted} logs redacted",
+        )  # fmt: skip
+        return result
+
     async def chat_type_of(self, platform: str, chat_id: str) -> str | None:
         """A known chat's type (p2p | group), for a platform whose callbacks do not say it
         (a Feishu card click); None for a chat no message came from and no card went to."""
@@ -236,7 +257,12 @@ class Ingest:
         if new_records:
             await source_records.add_records(tx, new_records, batch[0].now)
         if to_inbox:
-            await inbox.append_many(tx, to_inbox)
+            added = await inbox.append_many(tx, to_inbox)
+            if len(added) < len(to_inbox):  # a recall came first: its item blocks the key
+                for n, result in enumerate(results):
+                    dedupe = f"{batch[n].msg.platform}:{batch[n].msg.message_id}"
+                    if result.outcome is Outcome.ANSWERED and dedupe not in added:
+                        results[n] = IngestResult(Outcome.RECALLED, result.conversation_id)
         return results
 
     async def _conversations_of(

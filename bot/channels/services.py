@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.channels.ingest import Ingest
+from bot.channels.lookup import MessageLookup
 from bot.config import Settings
 from bot.host.notify import Notifier
 from bot.host.workers import Host
@@ -28,5 +29,7 @@ class ChannelServices(Protocol):
     def ingest(self) -> Ingest: ...
     @property
     def readiness(self) -> dict[str, ReadinessCheck]: ...
+    @property
+    def lookups(self) -> dict[str, MessageLookup]: ...
     @property
     def runs_workers(self) -> bool: ...

@@ -26,6 +26,7 @@ from sources.feishu.records import KIND as FEISHU
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes, originals
+from storage.repos.sources import is_tombstone
 from storage.search import SearchHit
 
 DEFAULT_HITS = 8
@@ -79,7 +80,7 @@ async def memory_original(access: MemoryAccess, ref: str, offset: int = 0) -> st
             raise ToolError(NOT_VISIBLE)
         async with access.db.read() as tx:
             rec = await originals.record(tx, seq)
-        if rec is None or not access.visibility.sees_scope(rec.scope):
+        if rec is None or is_tombstone(rec.payload) or not access.visibility.sees_scope(rec.scope):
             raise ToolError(NOT_VISIBLE)
         return _page(ref, _record_header(rec, access.tz), rec.text, offset)
     session_id, line = parse_id(m.group(2)), parse_id(m.group(3), most=MAX_INT32)

@@ -66,6 +66,17 @@ class SearchService:
             )
             return False
 
+    async def delete(self, ids: Sequence[str]) -> bool:
+        if not ids:
+            return True
+        try:
+            await self.index.delete(ids)
+            return True
+        except (SearchError, OSError) as exc:
+            SEARCH_ERRORS.labels("delete").inc()
+            log.warning("deleting %d documents failed (retried): %s", len(ids), exc)
+            return False
+
     async def health(self) -> str | None:
         try:
             await self.index.health()

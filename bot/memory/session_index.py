@@ -24,13 +24,13 @@ from sources.feishu.records import chat_scope
 from storage.db import Database
 from storage.models import Session, SessionEvent
 from storage.repos import sessions as repo
-from storage.repos.sessions import LoggedEvent
+from storage.repos.sessions import REDACTION, LoggedEvent
 from storage.search import SearchDocument
 
 MESSAGE_KINDS = ("user", "assistant")
 TOOL_KINDS = ("tool_result",)
 BATCH = 500
-TOPIC = "session-index"  # notified after a commit that appended events to a Session's log
+TOPIC = repo.SESSION_INDEX_TOPIC  # notified after a commit that appended events to a log
 INDEX_SOURCE = "index:sessions"  # the follower's source row: its checkpoint and errors
 INDEX_LEASE = "sessions.index"
 
@@ -55,9 +55,14 @@ def conversation_scope(conversation: ChatLike | None) -> str | None:
 
 
 def event_document(event: SessionEvent, header: Session, scope: str | None) -> SearchDocument:
+    """An event's document; a REDACTION's is the redacted event's, with its text now (a
+    recalled message taken out: storage/repos/sessions.py `redact_item`)."""
+    seq, kind = event.seq, event.kind
+    if kind == REDACTION and isinstance(event.payload, dict):
+        seq, kind = int(event.payload.get("redacts") or 0), "user"
     return SearchDocument(
-        id=f"session:{event.session_id}:{event.seq}",
-        kind=f"session_{event.kind}",
+        id=f"session:{event.session_id}:{seq}",
+        kind=f"session_{kind}",
         text=event.text,
         title=header.name,
         session_id=str(event.session_id),
@@ -77,7 +82,7 @@ class SessionIndexer:
         return [
             event_document(row.event, row.header, conversation_scope(row.conversation))
             for row in rows
-            if row.event.kind in self.kinds
+            if row.event.kind in self.kinds or row.event.kind == REDACTION
         ]
 
     async def index(self, rows: Sequence[LoggedEvent]) -> bool:
@@ -126,9 +131,7 @@ class SessionIndexWorker(Follower[LoggedEvent]):
         )
         self.indexer = indexer
 
-    async def read_after(
-        self, tx: AsyncSession, after: int, limit: int
-    ) -> Sequence[LoggedEvent]:
+    async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[LoggedEvent]:
         return await repo.logged_after(tx, after, limit)
 
     async def read_between(

@@ -136,14 +136,21 @@ class SourceIndexer:
     # ---- writing -------------------------------------------------------------------------
 
     async def index(self, records: Sequence[Indexable]) -> bool:
+        """Index the records; a tombstone (a recalled message: `repo.is_tombstone`) deletes
+        its document instead, after the upserts (a record and its tombstone may share a
+        batch when a sync queues them)."""
         if not records:
             return True
-        names = sorted({r.source for r in records if document_kind(r.source) != "source_mail"})
+        gone = [r for r in records if repo.is_tombstone(r.payload)]
+        kept = [r for r in records if not repo.is_tombstone(r.payload)]
+        names = sorted({r.source for r in kept if document_kind(r.source) != "source_mail"})
         titles: dict[str, str | None] = {}
         if names:
             async with self.db.read() as tx:
                 titles = await repo.titles(tx, names)
-        return await self.search.upsert([record_document(r, titles.get(r.source)) for r in records])
+        ok = await self.search.upsert([record_document(r, titles.get(r.source)) for r in kept])
+        deleted = await self.search.delete([document_id(r.source, r.external_id) for r in gone])
+        return ok and deleted
 
     async def rebuild(self) -> int:
         """Index every stored source record again (`maka search rebuild`)."""
@@ -186,9 +193,7 @@ class SourceIndexWorker(Follower[SourceRecord]):
         )
         self.indexer = indexer
 
-    async def read_after(
-        self, tx: AsyncSession, after: int, limit: int
-    ) -> Sequence[SourceRecord]:
+    async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[SourceRecord]:
         return await repo.records_after(tx, after, limit)
 
     async def read_between(

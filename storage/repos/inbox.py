@@ -423,3 +423,64 @@ async def handled_notices(tx: AsyncSession, limit: int) -> list[InboxItem]:
     to use the index (a bound parameter in its place would not prove it)."""
     stmt = select(InboxItem).where(text(HANDLED_NOTICE)).order_by(InboxItem.id.desc()).limit(limit)
     return list((await tx.scalars(stmt)).all())
+
+
+RECALLED = "recalled"  # the batch id of a message its sender recalled before a turn took it
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """What became of a recalled message's inbox item."""
+
+    item_id: int | None  # None: the message never reached the inbox (not addressed, not yet)
+    conversation_id: int | None
+    created_at: datetime | None
+    dropped: bool  # it was waiting: no turn will take it
+    turn_key: str | None  # the turn that handled it, when one had (its log names it)
+    words: tuple[str, ...] = ()  # what it said (its text, and as addressed to the bot)
+
+
+async def recall_message(tx: AsyncSession, dedupe_key: str, now: datetime) -> Recalled:
+    """The message was recalled: its waiting item is delivered as RECALLED, so no turn answers
+    it (a turn already running with it goes on: its end marks nothing twice, and a failure
+    does not retry it). A message not here yet is blocked: an item with its dedupe key,
+    already delivered, so the message arriving later is not answered (`append_many`'s
+    ON CONFLICT DO NOTHING)."""
+    row = (
+        await tx.execute(
+            select(
+                _ITEMS.c.id,
+                _ITEMS.c.conversation_id,
+                _ITEMS.c.created_at,
+                _ITEMS.c.delivered_at,
+                _ITEMS.c.batch_id,
+                _ITEMS.c.payload,
+            ).where(_ITEMS.c.dedupe_key == dedupe_key)
+        )
+    ).one_or_none()
+    if row is None:
+        await tx.execute(
+            insert_for(tx, _ITEMS).on_conflict_do_nothing(index_elements=["dedupe_key"]),
+            [
+                {
+                    "kind": "user_message",
+                    "payload": {"recalled": True},
+                    "dedupe_key": dedupe_key,
+                    "created_at": now,
+                    "delivered_at": now,
+                    "batch_id": RECALLED,
+                }
+            ],
+        )
+        return Recalled(None, None, None, False, None)
+    waiting = row.delivered_at is None
+    if waiting:
+        await tx.execute(
+            update(_ITEMS)
+            .where(_ITEMS.c.id == row.id, _ITEMS.c.delivered_at.is_(None))
+            .values(delivered_at=now, batch_id=RECALLED, retry_at=None)
+        )
+    turn_key = None if waiting else row.batch_id
+    payload = row.payload if isinstance(row.payload, dict) else {}
+    words = tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
+    return Recalled(row.id, row.conversation_id, row.created_at, waiting, turn_key, words)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, Text, cast, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim, probe
@@ -235,3 +235,32 @@ async def indexer_session(tx: AsyncSession, index: MemoryIndex, now: datetime) -
     await tx.flush()
     index.session_id = created.id
     return created.id
+
+
+async def forget_records(tx: AsyncSession, seqs: Sequence[int], now: datetime) -> int:
+    """Records removed (a recalled message): entries citing them lose those refs, and an
+    entry left with none is deleted (what it said came from them alone). How many entries
+    changed. Refs are a JSON list, so the candidates are found by their text and checked
+    here: recalls are rare, and an index's entries few."""
+    gone = set(seqs)
+    if not gone:
+        return 0
+    as_text = cast(IndexEntry.refs, Text)
+    found = await tx.scalars(
+        select(IndexEntry).where(or_(*(as_text.like(f"%{seq}%") for seq in sorted(gone))))
+    )
+    changed = 0
+    for entry in found.all():
+        refs = [r for r in entry.refs or [] if r not in gone]
+        if len(refs) == len(entry.refs or []):
+            continue  # another number that merely contains the digits
+        changed += 1
+        if not refs:
+            await tx.execute(delete(IndexEntry).where(IndexEntry.id == entry.id))
+        else:
+            await tx.execute(
+                update(IndexEntry)
+                .where(IndexEntry.id == entry.id)
+                .values(refs=refs, revision=entry.revision + 1, updated_at=now)
+            )
+    return changed

@@ -14,7 +14,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, bindparam, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    and_,
+    bindparam,
+    cast,
+    delete,
+    func,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim, lease_is_free, probe
@@ -369,3 +381,65 @@ async def release(tx: AsyncSession, owner: str) -> int:
         .values(lease_owner=None, lease_expires_at=None)
     )
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+# ---- removal (a recalled message) ---------------------------------------------------------
+
+TOMBSTONE = {"deleted": True}
+
+
+def is_tombstone(payload: dict[str, Any] | None) -> bool:
+    """A record that stands for one removed (a recalled message): the search follower deletes
+    its document instead of indexing it, and nothing shows it. History sync's records of
+    messages Feishu lists as recalled say the same (`deleted`)."""
+    return bool(isinstance(payload, dict) and payload.get("deleted"))
+
+
+def _of_message(source: str, message_id: str) -> ColumnElement[bool]:
+    """The message's record and those beside it (`<message_id>#att:…`, `<message_id>#forward`)."""
+    escaped = message_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return and_(
+        SourceRecord.source == source,
+        or_(
+            SourceRecord.external_id == message_id,
+            SourceRecord.external_id.like(f"{escaped}#%", escape="\\"),
+        ),
+    )
+
+
+async def remove_message(
+    tx: AsyncSession, source: str, message_id: str, *, scope: str, now: datetime
+) -> list[int]:
+    """Replace the message's records (and its attachments' and forward's) by tombstones: each
+    row deleted, and a row with the same (source, external_id), no text and payload
+    {"deleted": true} inserted with a new seq, so the search follower deletes the document on
+    whatever replica runs it, and a later sync or a late delivery (`ON CONFLICT DO NOTHING`)
+    cannot bring it back. A message never stored gets its tombstone all the same. Returns the
+    seqs removed (to drop from what cites them)."""
+    rows = (
+        await tx.execute(
+            select(SourceRecord.id, SourceRecord.external_id, SourceRecord.scope).where(
+                _of_message(source, message_id)
+            )
+        )
+    ).all()
+    removed = [int(r.id) for r in rows]
+    if removed:  # out of the tombstones' way, deleted only once they are in
+        await tx.execute(
+            update(SourceRecord)
+            .where(SourceRecord.id.in_(removed))
+            .values(external_id=literal("#removed-") + cast(SourceRecord.id, String))
+        )
+    scopes = {str(r.external_id): str(r.scope) for r in rows}
+    scopes.setdefault(message_id, scope)
+    tombstones = [
+        NewRecord(source, external_id, row_scope, "", None, payload=dict(TOMBSTONE))
+        for external_id, row_scope in scopes.items()
+    ]
+    # Inserted while the rows they replace still exist: SQLite gives a new row the highest
+    # rowid + 1, and with the highest row deleted first a tombstone would get its very seq,
+    # which the follower has passed.
+    await add_records(tx, tombstones, now)
+    if removed:
+        await tx.execute(delete(SourceRecord).where(SourceRecord.id.in_(removed)))
+    return removed

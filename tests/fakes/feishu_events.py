@@ -170,6 +170,29 @@ class FeishuEventSender:
             "card.action.trigger", event, event_id=event_id, create_time=create_time
         )
 
+    def recalled_event(
+        self,
+        *,
+        message_id: str,
+        chat_id: str = "oc_chat",
+        recall_type: str = "message_owner",
+        event_id: str | None = None,
+        recall_time: datetime | None = None,
+    ) -> JSONDict:
+        """`im.message.recalled_v1` (open.feishu.cn/document/server-docs/im-v1/message/events/
+        recalled): the message recalled, its chat, when (ms, a string) and by whom
+        (`message_owner`, `group_owner`, `group_manager` or `enterprise_manager`)."""
+        when = str(ms(recall_time) if recall_time else int(time.time() * 1000))
+        event = {
+            "message_id": message_id,
+            "chat_id": chat_id,
+            "recall_time": when,
+            "recall_type": recall_type,
+        }
+        return self.event_of_type(
+            "im.message.recalled_v1", event, event_id=event_id, create_time=recall_time
+        )
+
     def url_verification(self, challenge: str | None = None) -> JSONDict:
         return {
             "challenge": challenge or secrets.token_urlsafe(16),

@@ -1,6 +1,6 @@
 """IM endpoints of the Feishu fake: message create/reply/list and chat list.
 
-Shapes follow `server-docs/im-v1/message/{create,reply,list}` and `server-docs/group/chat/list`.
+Shapes follow `server-docs/im-v1/message/{create,reply,list,get}` and `server-docs/group/chat/list`.
 """
 
 from __future__ import annotations
@@ -156,6 +156,8 @@ class ImHandlers:
         self.chats: dict[str, Chat] = {}
         self.chat_messages: dict[str, list[HistoryMessage]] = {}
         self.messages: dict[str, HistoryMessage] = {}
+        # a merged forward's id -> the messages it holds (GET message returns them after it)
+        self.forwarded: dict[str, list[HistoryMessage]] = {}
         self._uuids: dict[tuple[str, str], tuple[str, float]] = {}
         self._send_times: dict[str, deque[float]] = {}
         self.patched: list[PatchedCard] = []
@@ -177,6 +179,7 @@ class ImHandlers:
         app.router.add_post("/open-apis/im/v1/messages/{message_id}/reply", self._reply)
         app.router.add_get("/open-apis/im/v1/chats", self._list_chats)
         app.router.add_patch("/open-apis/im/v1/messages/{message_id}", self._patch)
+        app.router.add_get("/open-apis/im/v1/messages/{message_id}", self._get_message)
 
     # ---- state for tests -------------------------------------------------------------------
 
@@ -205,6 +208,21 @@ class ImHandlers:
 
     def history(self, chat_id: str) -> list[HistoryMessage]:
         return sorted(self.chat_messages.get(chat_id, []), key=lambda m: m.create_time_ms)
+
+    def add_forward(
+        self, chat_id: str, forward: HistoryMessage, held: list[HistoryMessage]
+    ) -> HistoryMessage:
+        """A merged forward sent in `chat_id`, holding `held` (from another chat, as they
+        were). Its content is the fixed text the merge_forward doc gives
+        (open.feishu.cn/document/server-docs/im-v1/message/merge_forward)."""
+        forward.msg_type = "merge_forward"
+        forward.content = json.dumps({"content": "Merged and Forwarded Message"})
+        self.add_history(chat_id, [forward])
+        for message in held:
+            message.upper_message_id = forward.message_id
+            message.tenant_key = self.tenant_key
+        self.forwarded[forward.message_id] = list(held)
+        return forward
 
     def recall_message(self, message_id: str) -> None:
         self.messages[message_id].deleted = True
@@ -469,6 +487,24 @@ class ImHandlers:
         items.sort(key=lambda m: m.create_time_ms, reverse=sort_type == "ByCreateTimeDesc")
         page, meta = _paginate(items, query, 20, 50)
         data = {**meta, "items": [m.to_api() for m in page]}
+        return web.json_response({"code": 0, "msg": "success", "data": data})
+
+    async def _get_message(self, request: web.Request) -> web.Response:
+        """`GET im/v1/messages/:message_id` (open.feishu.cn/document/server-docs/im-v1/message/
+        get): `data.items` is the message, then a merged forward's sub-messages (each with
+        `upper_message_id`). An unknown id is 230001 "invalid message_id" (the 230001 guide,
+        trouble-shooting/how-to-resolve-error-230001); a chat the bot is not in, 230002; a
+        recalled message comes back with `deleted` true, as the list shows it."""
+        self.authenticate(request)
+        message_id = request.match_info["message_id"]
+        message = self.messages.get(message_id)
+        if message is None:
+            raise FeishuApiError(INVALID_PARAM, detail="invalid message_id")
+        chat = self.chats.get(message.chat_id)
+        if chat is not None and not chat.bot_in_chat:
+            raise FeishuApiError(BOT_NOT_IN_CHAT)
+        items = [message, *self.forwarded.get(message_id, [])]
+        data = {"items": [m.to_api() for m in items]}
         return web.json_response({"code": 0, "msg": "success", "data": data})
 
     async def _list_chats(self, request: web.Request) -> web.Response:

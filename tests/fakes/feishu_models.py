@@ -180,6 +180,7 @@ class HistoryMessage:
     deleted: bool = False
     updated: bool = False
     tenant_key: str = "tenant_fake"
+    upper_message_id: str | None = None  # a merged forward's sub-message: the forward
 
     @classmethod
     def text(
@@ -210,7 +211,7 @@ class HistoryMessage:
 
     def to_api(self) -> JSONDict:
         item: JSONDict = {"message_id": self.message_id}
-        for key in ("root_id", "parent_id", "thread_id"):
+        for key in ("root_id", "parent_id", "thread_id", "upper_message_id"):
             if getattr(self, key):
                 item[key] = getattr(self, key)
         content = self.content

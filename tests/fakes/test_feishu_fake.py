@@ -24,6 +24,7 @@ from lark_oapi.api.im.v1 import (
     CreateMessageRequest,
     CreateMessageRequestBody,
     CreateMessageResponse,
+    GetMessageRequest,
     ListChatRequest,
     ListMessageRequest,
     P2ImMessageReceiveV1,
@@ -697,3 +698,34 @@ async def test_sdk_patch_updates_a_shared_card_and_refuses_what_the_docs_refuse(
     fake.recall_message(shared)
     assert (await patch(shared, card("gone")))[0] == 230011
     assert len(fake.patched) == 5
+
+
+async def test_sdk_get_message_returns_a_forward_with_its_messages_and_documented_errors(
+    fake: FeishuFake,
+) -> None:
+    client, _, _ = sdk(fake)
+    now = datetime.now(UTC)
+    held = [HistoryMessage.text(t, create_time=now) for t in ("one", "two")]
+    forward = fake.add_forward("oc_group", HistoryMessage.text("", create_time=now), held)
+    fake.add_history("oc_group", [HistoryMessage.text("gone", create_time=now, message_id="om_g")])
+    fake.recall_message("om_g")
+    fake.add_chat("oc_left", name="Left", bot_in_chat=False)
+    fake.add_history("oc_left", [HistoryMessage.text("x", create_time=now, message_id="om_l")])
+
+    def get(message_id: str) -> Any:
+        request = GetMessageRequest.builder().message_id(message_id).build()
+        return client.im.v1.message.get(request)
+
+    resp = await asyncio.to_thread(get, forward.message_id)
+    assert resp.success(), (resp.code, resp.msg)
+    items = resp.data.items
+    assert [m.msg_type for m in items] == ["merge_forward", "text", "text"]
+    assert [m.upper_message_id for m in items[1:]] == [forward.message_id] * 2
+    assert [json.loads(m.body.content)["text"] for m in items[1:]] == ["one", "two"]
+    recalled = await asyncio.to_thread(get, "om_g")
+    assert recalled.success() and recalled.data.items[0].deleted is True
+    unknown = await asyncio.to_thread(get, "om_nope")
+    assert (unknown.code, unknown.raw.status_code) == (230001, 400)
+    assert "invalid message_id" in unknown.msg
+    outside = await asyncio.to_thread(get, "om_l")
+    assert outside.code == 230002

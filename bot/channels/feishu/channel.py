@@ -11,6 +11,7 @@ from aiohttp import web
 from bot.channels.api_usage import ApiUsageCounter
 from bot.channels.feishu.api import FeishuApi
 from bot.channels.feishu.envelope import EnvelopeOpener
+from bot.channels.feishu.lookup import FeishuMessageLookup
 from bot.channels.feishu.progress import FeishuProgressSender
 from bot.channels.feishu.sender import FeishuSender
 from bot.channels.feishu.webhook import FeishuWebhook
@@ -98,6 +99,7 @@ class FeishuChannel:
                     )
                 )
         services.readiness["feishu"] = self.readiness
+        services.lookups[PLATFORM] = FeishuMessageLookup(self.api)  # quotes, forwards
 
     async def bot_open_id(self) -> str | None:
         """The bot's own open_id (how @mentions of it are recognised), fetched once. While it

@@ -1,5 +1,6 @@
 """`POST /feishu/events`: verify, store, ack. Messages go to ingest; reactions are stored
-(bot/channels/reactions.py) and start nothing; card callbacks (`card.action.trigger`, a click
+(bot/channels/reactions.py) and start nothing; recalls take the message back out of search,
+memory and the inbox (bot/channels/recalls.py); card callbacks (`card.action.trigger`, a click
 on one of our buttons) go to ingest as clicks and are answered with a toast at once, the work
 done by the Bot after (bot/channels/feishu/card_action.py).
 
@@ -34,6 +35,7 @@ from bot.channels.feishu.card_action import (
 from bot.channels.feishu.envelope import EnvelopeOpener, Unauthorized
 from bot.channels.feishu.normalize import MESSAGE_EVENT, NotAMessage, normalize
 from bot.channels.feishu.reaction_event import REACTION_EVENT, NotAReaction, normalize_reaction
+from bot.channels.feishu.recall_event import RECALL_EVENT, NotARecall, normalize_recall
 from bot.channels.ingest import Ingest, Outcome
 from bot.channels.reactions import store_reaction
 from bot.web.json_body import UnusableJson
@@ -84,6 +86,8 @@ class FeishuWebhook:
             return await self._reaction(request, envelope.body)
         if envelope.event_type == CARD_ACTION_EVENT:
             return await self._click(request, envelope.body)
+        if envelope.event_type == RECALL_EVENT:
+            return await self._recall(request, envelope.body)
         if envelope.event_type != MESSAGE_EVENT:
             log.info("ignored Feishu event type %s", reprlib.repr(envelope.event_type))
             return web.json_response({"msg": "ignored"})
@@ -114,6 +118,21 @@ class FeishuWebhook:
             log.error("could not store reaction %s: %s", reaction.event_id, reason(exc))
             return web.json_response({"msg": "try again"}, status=503)
         return web.json_response({"msg": "success", "outcome": "stored" if new else "duplicate"})
+
+    async def _recall(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """Stored once: the message leaves search, memory and the inbox (channels/recalls.py)."""
+        try:
+            recall = normalize_recall(body, received=utcnow())
+        except Exception as exc:  # NotARecall, or anything else the event made us trip over
+            return _bad_request(request, "bad event", exc)
+        try:
+            result = await self.ingest.recall(recall)
+        except Exception as exc:  # the database: Feishu delivers it again later
+            log.error("could not store recall of %s: %s", recall.message_id, reason(exc))
+            return web.json_response({"msg": "try again"}, status=503)
+        return web.json_response(
+            {"msg": "success", "outcome": "recalled" if result.new else "duplicate"}
+        )
 
     async def _click(self, request: web.Request, body: dict[str, Any]) -> web.Response:
         """Stored once and handed to the Bot; answered with a toast within Feishu's 3 s."""
@@ -160,7 +179,7 @@ def _bad_request(request: web.Request, what: str, exc: Exception) -> web.Respons
 def reason(exc: BaseException) -> str:
     """An exception in one short line: its own text for ours, with its type for the rest."""
     # Malformed is UnusableJson too
-    ours = isinstance(exc, UnusableJson | NotAMessage | NotAReaction | NotAClick)
+    ours = isinstance(exc, UnusableJson | NotAMessage | NotAReaction | NotARecall | NotAClick)
     text = str(exc) if ours else f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"

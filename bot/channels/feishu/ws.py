@@ -43,6 +43,7 @@ from bot.channels.feishu.card_action import (
 from bot.channels.feishu.envelope import Envelope
 from bot.channels.feishu.normalize import MESSAGE_EVENT, normalize
 from bot.channels.feishu.reaction_event import REACTION_EVENT, normalize_reaction
+from bot.channels.feishu.recall_event import RECALL_EVENT, normalize_recall
 from bot.channels.feishu.webhook import click_answer, read_click, reason
 from bot.channels.ingest import Ingest
 from bot.channels.reactions import store_reaction
@@ -62,19 +63,21 @@ class EventReader:
     """What ws.Client calls with each event frame's payload, in place of the SDK's dispatcher
     (which answers unknown event types and its own parsing errors with an error, so Feishu
     delivers them again and again). Message events go to `on_message`, reactions to
-    `on_reaction`, card callbacks to `on_click` (whose answer, a toast, goes back in the ack);
-    anything else is logged and acked. Only what they raise (a failure to store) reaches the
-    SDK."""
+    `on_reaction`, recalls to `on_recall`, card callbacks to `on_click` (whose answer, a
+    toast, goes back in the ack); anything else is logged and acked. Only what they raise (a
+    failure to store) reaches the SDK."""
 
     def __init__(
         self,
         on_message: Callable[[dict[str, Any]], None],
         on_reaction: Callable[[dict[str, Any]], None] | None = None,
         on_click: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        on_recall: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self._on_message = on_message
         self._on_reaction = on_reaction
         self._on_click = on_click
+        self._on_recall = on_recall
 
     def _do_without_validation(self, payload: bytes) -> Any:  # the name ws.Client calls
         try:
@@ -87,6 +90,9 @@ class EventReader:
             return None
         if envelope.event_type == CARD_ACTION_EVENT and self._on_click is not None:
             return self._on_click(envelope.body)
+        if envelope.event_type == RECALL_EVENT and self._on_recall is not None:
+            self._on_recall(envelope.body)
+            return None
         if envelope.event_type != MESSAGE_EVENT:
             log.info(
                 "ignored Feishu event type %s (long connection)", reprlib.repr(envelope.event_type)
@@ -174,7 +180,9 @@ class FeishuLongConnection:
         client = long_connection().Client(
             self.app_id,
             self.app_secret,
-            event_handler=EventReader(self._on_message, self._on_reaction, self._on_click),
+            event_handler=EventReader(
+                self._on_message, self._on_reaction, self._on_click, self._on_recall
+            ),
             domain=self.domain,
             log_level=LogLevel.WARNING,
         )
@@ -229,6 +237,17 @@ class FeishuLongConnection:
             return
         stored = store_reaction(self.ingest.db, reaction)
         future = asyncio.run_coroutine_threadsafe(stored, self._app_loop)
+        future.result(timeout=INGEST_TIMEOUT)
+
+    def _on_recall(self, body: dict[str, Any]) -> None:
+        """Like `_on_message`: blocks the connection's thread until the recall is stored."""
+        assert self._app_loop is not None
+        try:
+            recall = normalize_recall(body, received=utcnow())
+        except Exception as exc:  # NotARecall, or anything else the event made us trip over
+            log.warning("refused Feishu event (long connection): %s", reason(exc))
+            return
+        future = asyncio.run_coroutine_threadsafe(self.ingest.recall(recall), self._app_loop)
         future.result(timeout=INGEST_TIMEOUT)
 
     def _on_click(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from bot.parsing import ToolCount, parse_id
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes as repo
+from storage.repos.sources import is_tombstone
 from storage.types import utcnow
 
 BATCH_RECORDS = 20
@@ -60,7 +61,8 @@ async def records_read(ctx: IndexerContext) -> str:
     if not batch:
         return "nothing left in this range: call checkpoint with complete=true"
     ctx.read_to = batch[-1].id
-    lines = [render_record(r, ctx.tz) for r in batch]
+    # A tombstone (a recalled message) stands for nothing: the index never cites it.
+    lines = [render_record(r, ctx.tz) for r in batch if not is_tombstone(r.payload)]
     tail = f"{left} more records in this range." if left else "That was the last of this range."
     return "\n".join([*lines, tail])
 
@@ -125,7 +127,11 @@ async def _check_refs(ctx: IndexerContext, seqs: list[int]) -> None:
     async with ctx.db.read() as tx:
         rows = [await tx.get(SourceRecord, seq) for seq in wanted]
     for seq, row in zip(wanted, rows, strict=True):
-        if row is None or (ctx.scopes is not None and row.scope not in ctx.scopes):
+        if (
+            row is None
+            or is_tombstone(row.payload)
+            or (ctx.scopes is not None and row.scope not in ctx.scopes)
+        ):
             raise ToolError(f"rec-{seq} is not a record of this index")
 
 
