@@ -132,6 +132,7 @@ from lark_oapi.api.im.v1.model.delete_message_reaction_request import (
     DeleteMessageReactionRequest,
 )
 from lark_oapi.api.im.v1.model.emoji import Emoji
+from lark_oapi.api.im.v1.model.get_message_resource_request import GetMessageResourceRequest
 from lark_oapi.api.im.v1.model.list_chat_request import ListChatRequest
 from lark_oapi.api.im.v1.model.list_message_reaction_request import ListMessageReactionRequest
 from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest
@@ -168,6 +169,7 @@ __all__ = [
     "CreateMessageRequestBody",
     "DeleteMessageReactionRequest",
     "Emoji",
+    "GetMessageResourceRequest",
     "HttpMethod",
     "ListChatRequest",
     "ListMessageReactionRequest",

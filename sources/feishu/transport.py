@@ -47,6 +47,14 @@ class Pacer:
             yield
 
 
+class ResourceTooLarge(Exception):
+    """A downloaded file passed the size limit (its bytes so far, or its declared length)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"larger than the limit ({size} bytes or more)")
+        self.size = size
+
+
 class JsonResponse(BaseResponse):
     """An Open API answer as plain JSON: `code`, `msg`, and `data` as a dict. It honours the
     contract `FeishuApi.call` relies on (`success()`, `code`, `msg`, `raw`); the SDK's typed
@@ -134,6 +142,46 @@ class KeptAliveTransport:
         body = json.loads(content)
         if not isinstance(body, dict):
             raise ValueError(f"expected a JSON object, got {type(body).__name__}")
+        return JsonResponse(body, raw)
+
+    async def download(
+        self, request: BaseRequest, option: RequestOption, *, max_bytes: int
+    ) -> JsonResponse:
+        """A request whose answer is a file (a message's resource): on success a JsonResponse
+        with code 0 and the bytes as `raw.content`, read in chunks and abandoned as soon as
+        they pass `max_bytes` (ResourceTooLarge); an error is Feishu's JSON, as for `send`."""
+        uri = request.uri
+        for key, value in (request.paths or {}).items():
+            uri = uri.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
+        try:
+            async with self._http().get(
+                f"{self.domain}{uri}",
+                params=request.queries,
+                headers={"Authorization": f"Bearer {option.tenant_access_token}"},
+            ) as resp:
+                status, headers = resp.status, dict(resp.headers)
+                is_json = resp.content_type == "application/json"
+                if status == 200 and not is_json:
+                    if (resp.content_length or 0) > max_bytes:
+                        raise ResourceTooLarge(resp.content_length or 0)
+                    chunks, size = [], 0
+                    async for chunk in resp.content.iter_chunked(1 << 16):
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise ResourceTooLarge(size)
+                        chunks.append(chunk)
+                    content, body = b"".join(chunks), {"code": 0, "msg": "success"}
+                else:
+                    content = await resp.content.read(1 << 20)  # an error body is small
+                    body = json.loads(content)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise httpx.TransportError(f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(body, dict):
+            raise ValueError(f"expected a JSON object, got {type(body).__name__}")
+        raw = RawResponse()
+        raw.status_code = status
+        raw.headers = headers
+        raw.content = content
         return JsonResponse(body, raw)
 
     async def aclose(self) -> None:

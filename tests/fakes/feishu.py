@@ -43,6 +43,7 @@ from .feishu_models import (
     SentMessage,
 )
 from .feishu_reactions import Reaction, ReactionEvent, ReactionHandlers
+from .feishu_resources import FakeResource, ResourceHandlers
 from .feishu_ws import (
     WsClientConfig,
     WsDelivery,
@@ -56,6 +57,7 @@ from .feishu_ws import (
 __all__ = [
     "Chat",
     "FakeCard",
+    "FakeResource",
     "FeishuApiError",
     "FeishuEventSender",
     "FeishuFake",
@@ -113,7 +115,7 @@ class _Fault:
         )
 
 
-class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, WsHandlers):
+class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, ResourceHandlers, WsHandlers):
     """`async with FeishuFake() as fake:` then point clients at `fake.url`.
 
     HTTP statuses: per the message docs every business error is HTTP 400; rate limits are
@@ -135,6 +137,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, WsHandlers):
         ImHandlers.__init__(self)
         CardKitHandlers.__init__(self)
         ReactionHandlers.__init__(self)
+        ResourceHandlers.__init__(self)
         WsHandlers.__init__(self)
         self.bot_open_id = bot_open_id
         self.bot_name = bot_name
@@ -162,6 +165,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, WsHandlers):
         self.add_im_routes(app)
         self.add_cardkit_routes(app)
         self.add_reaction_routes(app)
+        self.add_resource_routes(app)
         self.add_ws_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
