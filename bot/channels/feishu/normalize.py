@@ -196,7 +196,9 @@ def placeholder(message_type: str, data: dict[str, Any]) -> str:
     if message_type == "audio":
         return f"[voice message{seconds}]"
     if message_type == "media":
-        return f"[video: {name}{seconds}]" if isinstance(name, str) and name else f"[video{seconds}]"
+        return (
+            f"[video: {name}{seconds}]" if isinstance(name, str) and name else f"[video{seconds}]"
+        )
     if isinstance(name, str) and name:
         return f"[file: {name}]"
     return PLACEHOLDERS.get(message_type, f"[{message_type}]")

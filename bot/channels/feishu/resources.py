@@ -21,7 +21,9 @@ MAX_PER_MESSAGE = 20  # a post with more images than this is not a file cabinet
 _WITH_RESOURCES = frozenset({"image", "file", "audio", "media", "post"})
 
 
-def attachment_refs(message_type: str, content: Any, ignored: list[str]) -> tuple[AttachmentRef, ...]:
+def attachment_refs(
+    message_type: str, content: Any, ignored: list[str]
+) -> tuple[AttachmentRef, ...]:
     """The message's resources, in the order they appear; () for any other message."""
     if message_type not in _WITH_RESOURCES or not isinstance(content, str) or not content:
         return ()
@@ -56,7 +58,9 @@ def attachment_refs(message_type: str, content: Any, ignored: list[str]) -> tupl
         by_key.setdefault(ref.key, ref)  # a post may show one image twice: fetched once
     unique = list(by_key.values())
     if len(unique) > MAX_PER_MESSAGE:
-        ignored.append(f"{len(unique) - MAX_PER_MESSAGE} resources past the first {MAX_PER_MESSAGE}")
+        ignored.append(
+            f"{len(unique) - MAX_PER_MESSAGE} resources past the first {MAX_PER_MESSAGE}"
+        )
     return tuple(unique[:MAX_PER_MESSAGE])
 
 
