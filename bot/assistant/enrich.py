@@ -14,6 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from bot.attachments.turn import attachment_lines
+
 if TYPE_CHECKING:
     from bot.assistant.turn_context import BatchItem, ConversationView
     from bot.services import Services
@@ -25,7 +27,7 @@ Enricher = Callable[
 ]
 
 # The enrichers, in the order their lines appear under an item.
-ENRICHERS: list[Enricher] = []
+ENRICHERS: list[Enricher] = [attachment_lines]
 
 # Room kept in the model's input for the lines, when a batch may get some (enrichers bound
 # their own output to fit in it): the history is fitted before they run.

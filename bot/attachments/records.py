@@ -90,9 +90,11 @@ def size_text(size: int | None) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
-def described(info: dict[str, Any]) -> str:
-    """`a.pdf (120 KB, PDF, 3 pages)` from a record's `payload["attachment"]`."""
+def described(info: dict[str, Any], *, quoted: bool = False) -> str:
+    """`a.pdf (120 KB, PDF, 3 pages)` from a record's `payload["attachment"]` (`quoted`:
+    `'a.pdf' (...)`, where it stands in a sentence)."""
     name = str(info.get("name") or KIND_LABELS.get(str(info.get("kind")), "file"))
+    name = repr(name) if quoted else name
     size = info.get("size")
     parts = [
         size_text(size if isinstance(size, int) else None),
