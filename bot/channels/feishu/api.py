@@ -235,8 +235,9 @@ async def message_resource(
     """A message's image or file (voice and video are files), at most `max_bytes`
     (`sources.feishu.transport.ResourceTooLarge` past it): `GET /open-apis/im/v1/messages/
     :message_id/resources/:file_key?type=image|file`
-    (https://open.feishu.cn/document/server-docs/im-v1/message/get-2). Tried twice, briefly:
-    the caller backs a failing resource off on its row, not in a loop here."""
+    (https://open.feishu.cn/document/server-docs/im-v1/message/get-2). Tried once: the
+    caller backs a failing resource off on its row (and parks it), so a failing download
+    holds no worker slot while it waits."""
     request = (
         GetMessageResourceRequest.builder()
         .message_id(message_id)
@@ -247,7 +248,6 @@ async def message_resource(
     resp = await api.call(
         "im.message.resource",
         lambda opt: api.transport.download(request, opt, max_bytes=max_bytes),
-        attempts=2,
-        max_wait=5.0,
+        attempts=1,
     )
     return resp.raw.content if resp.raw is not None else b""
