@@ -13,6 +13,8 @@ from tests.fakes.feishu_models import RESOURCE_NOT_THE_SENDER, RESOURCE_UNSUPPOR
 from tests.feishu_world import WorldFactory
 from tests.waiting import wait_until
 
+TOKEN = "status-token-4711"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 WORD = "zebrafishcatalogue"
 NOTES = f"Quarterly notes\nThe {WORD} project ships on Friday.\n".encode()
 
@@ -71,7 +73,7 @@ async def test_a_download_failing_again_and_again_is_parked_and_the_next_message
             sleep_step,
         ]
     )
-    async with bot_world(make_world, provider, attachment_wait_seconds=0.5) as w:
+    async with bot_world(make_world, provider, attachment_wait_seconds=0.5, admin_token=TOKEN) as w:
         # The first download hangs until the turn has answered, then every one fails.
         release, _ = w.fake.hold_next("/open-apis/im/v1/messages/", method="GET")
         w.fake.fail_next("/open-apis/im/v1/messages/", times=100, http_status=503, method="GET")
@@ -82,9 +84,17 @@ async def test_a_download_failing_again_and_again_is_parked_and_the_next_message
         await say(w, "hello again")
         assert await replies(w, 2) == ["about the file", "still here"]
         w.fake.clear_faults()
+        async with w.app.http.get(f"{w.app.url}/status.json", headers=ADMIN) as resp:
+            status = await resp.json()
+        await say(w, "/status")
+        status_answer = (await replies(w, 3))[2]
     assert row.state == attachments.PARKED
     assert row.attempts == attachments.PARK_AFTER
     assert "503" in (row.error or "")
+    shown = [i for i in status["attachments"] if i["red"]]
+    assert [i["name"] for i in shown] == [f"attachment {row.id} (feishu message {message_id})"]
+    assert "503" in shown[0]["detail"]
+    assert "attachments: 1 parked" in status_answer
     first_turn = user_texts(provider.requests[:1])[-1]
     assert "attachment notes.txt: still being read; ask again in a moment" in first_turn
 
