@@ -73,7 +73,8 @@ def build_adapters(
                 user=settings.email_user,
                 password=settings.email_password.get_secret_value(),
                 mailboxes=tuple(settings.email_mailboxes),
-            )
+            ),
+            max_attachment_bytes=settings.attachment_max_bytes,
         )
     return adapters
 

@@ -4,6 +4,7 @@ import pytest
 
 from bot.attachments.work import AttachmentWorker
 from tests.feishu_world import fake, make_world  # noqa: F401  (fixtures)
+from tests.sources.conftest import dovecot_server, mail_account  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(autouse=True)
