@@ -87,7 +87,6 @@ class AttachmentWorker(PoolWorker[Attached], ABC):
 
     async def settle(
         self,
-        unit: Attached,
         outcome: str,
         write: Callable[[AsyncSession, datetime], Awaitable[bool]],
     ) -> None:
@@ -110,7 +109,7 @@ class AttachmentWorker(PoolWorker[Attached], ABC):
                 tx, unit.id, self.owner, state=attachments.FAILED, now=now, error=line
             )
 
-        await self.settle(unit, "failed", write)
+        await self.settle("failed", write)
 
     async def retry_later(self, unit: Attached, error: str) -> None:
         """A transient failure: tried again after the one backoff; parked after PARK_AFTER."""

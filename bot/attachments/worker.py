@@ -135,7 +135,7 @@ class ExtractionWorker(AttachmentWorker):
                 now=now,
             )
 
-        await self.settle(unit, "failed" if read.error else "done", write)
+        await self.settle("failed" if read.error else "done", write)
         if not read.error:  # (the record's insert wakes the other replicas' followers)
             self.notifier.wake_local(RECORDS_TOPIC)
 

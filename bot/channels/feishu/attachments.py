@@ -105,7 +105,7 @@ class FeishuAttachmentFetcher(AttachmentWorker):
                 tx, unit.id, self.owner, state=attachments.EXTRACT, now=now, sha256=sha256
             )
 
-        await self.settle(unit, "fetched", write)
+        await self.settle("fetched", write)
 
     async def _voice(self, unit: Attached) -> None:
         said = f"a voice message{seconds_text(unit.duration_ms)}"
@@ -135,4 +135,4 @@ class FeishuAttachmentFetcher(AttachmentWorker):
                 tx, unit, self.owner, text=text, kind=kind, size=size, now=now
             )
 
-        await self.settle(unit, "done", write)
+        await self.settle("done", write)
