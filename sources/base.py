@@ -77,10 +77,11 @@ class Page:
 
 @dataclass(frozen=True)
 class FileOf:
-    """A file of a record on the page, its bytes stored once by SHA-256."""
+    """A file of a record on the page: its bytes, stored once by SHA-256 (a mail's part), or
+    None when they are still to be fetched (a Feishu resource seen by the history sync)."""
 
     attachment: NewAttachment
-    data: bytes
+    data: bytes | None = None
 
 
 class SourceAdapter(Protocol):

@@ -423,6 +423,6 @@ async def _store_files(
     (a record seen before had its files stored then)."""
     mine = [f for f in files if (f.attachment.source, f.attachment.message_id) in new]
     for file in mine:
-        assert file.attachment.sha256 is not None
-        await attachments.store_blob(tx, file.attachment.sha256, file.data, now)
+        if file.data is not None and file.attachment.sha256 is not None:
+            await attachments.store_blob(tx, file.attachment.sha256, file.data, now)
     await attachments.add_many(tx, [f.attachment for f in mine], now)
