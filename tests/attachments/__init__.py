@@ -1,1 +1,0 @@
-"""Attachments: files, images and voice messages read into text the Bot, search and memory use."""

@@ -8,6 +8,7 @@ from storage.models import SourceRecord
 from storage.repos import attachments
 from tests.assistant.support import bot_world, replies, say, say_in_group, send
 from tests.assistant.support import sleep as sleep_step
+from tests.attachments.fixtures import fake, make_world, quick_retries  # noqa: F401
 from tests.attachments.support import blob_count, send_file, settled, user_texts
 from tests.fakes.feishu_models import RESOURCE_NOT_THE_SENDER, RESOURCE_UNSUPPORTED
 from tests.feishu_world import WorldFactory
@@ -20,7 +21,7 @@ NOTES = f"Quarterly notes\nThe {WORD} project ships on Friday.\n".encode()
 
 
 async def test_a_text_file_in_the_owners_dm_reaches_the_model_as_data_and_search_there_only(
-    make_world: WorldFactory,
+    make_world: WorldFactory,  # noqa: F811
 ) -> None:
     provider = ScriptedProvider([send("send_user", {"text": "read it"}), sleep_step])
     async with bot_world(make_world, provider, admins=["ou_member"]) as w:
@@ -46,7 +47,7 @@ async def test_a_text_file_in_the_owners_dm_reaches_the_model_as_data_and_search
 
 
 async def test_the_same_file_sent_twice_is_stored_once_and_both_are_read(
-    make_world: WorldFactory,
+    make_world: WorldFactory,  # noqa: F811
 ) -> None:
     async with make_world() as w:
         first = await send_file(w, "notes.txt", NOTES, key="file_v3_a")
@@ -63,7 +64,7 @@ async def test_the_same_file_sent_twice_is_stored_once_and_both_are_read(
 
 
 async def test_a_download_failing_again_and_again_is_parked_and_the_next_message_answered(
-    make_world: WorldFactory,
+    make_world: WorldFactory,  # noqa: F811
 ) -> None:
     provider = ScriptedProvider(
         [
@@ -99,7 +100,9 @@ async def test_a_download_failing_again_and_again_is_parked_and_the_next_message
     assert "attachment notes.txt: still being read; ask again in a moment" in first_turn
 
 
-async def test_a_file_over_the_size_limit_gives_one_line(make_world: WorldFactory) -> None:
+async def test_a_file_over_the_size_limit_gives_one_line(
+    make_world: WorldFactory,  # noqa: F811
+) -> None:
     provider = ScriptedProvider([send("send_user", {"text": "too big"}), sleep_step])
     async with bot_world(make_world, provider, attachment_max_bytes=2048) as w:
         message_id = await send_file(w, "big.log", b"x" * 5000, key="file_v3_big")
@@ -114,7 +117,7 @@ async def test_a_file_over_the_size_limit_gives_one_line(make_world: WorldFactor
 
 
 async def test_feishu_refusing_a_download_fails_it_with_one_line_not_retried(
-    make_world: WorldFactory,
+    make_world: WorldFactory,  # noqa: F811
 ) -> None:
     async with make_world() as w:
         not_ours = await send_file(

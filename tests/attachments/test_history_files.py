@@ -8,6 +8,7 @@ import time
 
 from storage.repos import sources as sources_repo
 from storage.types import utcnow
+from tests.attachments.fixtures import fake, make_world, quick_retries  # noqa: F401
 from tests.attachments.support import send_file, settled
 from tests.fakes import HistoryMessage
 from tests.feishu_world import WorldFactory
@@ -17,7 +18,7 @@ WORD = "pangolinroster"
 
 
 async def test_a_file_found_by_the_history_sync_is_read_and_one_seen_both_ways_once(
-    make_world: WorldFactory,
+    make_world: WorldFactory,  # noqa: F811
 ) -> None:
     async with make_world(sync_feishu_interval=0) as w:
         both_ways = await send_file(

@@ -20,6 +20,7 @@ from bot.sync.cli import run_sync_now
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import attachments
+from tests.attachments.fixtures import dovecot_server, mail_account, quick_retries  # noqa: F401
 from tests.sources.dovecot import MailAccount
 from tests.sources.test_email import email_settings
 
@@ -42,7 +43,10 @@ def mail_with_a_csv_and_a_logo() -> bytes:
 
 
 async def test_a_mailed_csvs_word_is_searchable_once_the_extraction_worker_ran(
-    tmp_path: Path, db: Database, database_url: str, mail_account: MailAccount
+    tmp_path: Path,
+    db: Database,
+    database_url: str,
+    mail_account: MailAccount,  # noqa: F811
 ) -> None:
     mail_account.append("INBOX", mail_with_a_csv_and_a_logo())
     settings = email_settings(tmp_path, database_url, mail_account)

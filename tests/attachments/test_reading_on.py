@@ -9,6 +9,7 @@ from bot.llm.scripted import ScriptedProvider
 from bot.llm.types import Message, ToolSpec
 from tests.assistant.support import bot_world, replies, say, send
 from tests.assistant.support import sleep as sleep_step
+from tests.attachments.fixtures import fake, make_world, quick_retries  # noqa: F401
 from tests.attachments.support import send_file, settled
 from tests.feishu_world import WorldFactory
 from tests.waiting import wait_until
@@ -23,7 +24,7 @@ def tool_result(messages: list[Message], name: str) -> str:
 
 
 async def test_a_long_file_is_shown_in_part_and_read_on_with_memory_original(
-    make_world: WorldFactory,
+    make_world: WorldFactory,  # noqa: F811
 ) -> None:
     seen: dict[str, str] = {}
 

@@ -1,3 +1,6 @@
+"""The fixtures of the attachment pipeline's tests, imported by each module that uses them
+(the directory's conftest.py is part A's, for the extraction tests)."""
+
 from collections.abc import Iterator
 
 import pytest
