@@ -96,9 +96,10 @@ def described(info: dict[str, Any], *, quoted: bool = False) -> str:
     name = str(info.get("name") or KIND_LABELS.get(str(info.get("kind")), "file"))
     name = repr(name) if quoted else name
     size = info.get("size")
+    label = KIND_LABELS.get(str(info.get("kind") or ""), "")
     parts = [
         size_text(size if isinstance(size, int) else None),
-        KIND_LABELS.get(str(info.get("kind") or ""), ""),
+        "" if label == str(info.get("name")) else label,  # not "image (image)"
         str(info.get("detail") or ""),
     ]
     facts = ", ".join(p for p in parts if p)

@@ -137,3 +137,31 @@ async def test_feishu_refusing_a_download_fails_it_with_one_line_not_retried(
         "could not read: Feishu does not let bots download this kind of message's files",
     ]
     assert downloads == [1, 1]
+
+
+async def test_voice_and_video_are_said_to_be_what_they_are_without_a_download(
+    make_world: WorldFactory,  # noqa: F811
+) -> None:
+    async with make_world() as w:
+        ids = []
+        for message_type, content in (
+            ("audio", {"file_key": "file_v3_voice", "duration": 7000}),
+            ("media", {"file_key": "file_v3_video", "file_name": "demo.mp4", "duration": 61000}),
+        ):
+            event = w.events.message_event(
+                message_type=message_type,
+                content=content,
+                chat_id="oc_dm",
+                sender_open_id="ou_user",
+            )
+            ids.append(event["event"]["message"]["message_id"])
+            assert (await w.events.post(event))[0] == 200
+        rows = [await settled(w, message_id) for message_id in ids]
+        async with w.app.services.db.read() as tx:
+            texts = [(await tx.get(SourceRecord, r.record_id)) for r in rows]
+    assert [t.text for t in texts if t is not None] == [
+        "a voice message (7 s), not transcribed",
+        "a video (61 s), not read",
+    ]
+    assert w.fake.resource_downloads("file_v3_voice") == 0
+    assert w.fake.resource_downloads("file_v3_video") == 0
