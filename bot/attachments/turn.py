@@ -58,10 +58,14 @@ async def attachment_lines(
     done = sum(1 for r in rows if r.state == attachments.DONE)
     share = max(MIN_CHARS, BATCH_CHARS // max(1, done))
     lines: dict[int, list[str]] = {}
+    left = BATCH_CHARS  # a post of twenty images still shows the model at most this much
     for row in rows:
         item_id = wanted.get(row.message_id)
         if item_id is not None:
-            lines.setdefault(item_id, []).append(_line(row, texts, share))
+            allowed = min(share, left)
+            lines.setdefault(item_id, []).append(_line(row, texts, allowed))
+            if row.state == attachments.DONE and row.record_id in texts:
+                left -= min(allowed, len(texts[row.record_id].text or ""))
     return lines
 
 
@@ -97,6 +101,11 @@ def _line(row: Attachment, texts: dict[int, SourceRecord], share: int) -> str:
         text = record.text or ""
         if not text.strip():
             return f"attachment {described(info)}: no text in it"
+        if share <= 0:  # the batch's room is spent: say where it is
+            return (
+                f"attachment {described(info)}: {len(text)} characters, "
+                f"read with memory_original('rec-{record.id}')"
+            )
         shown = text[:share]
         block = quote_data(f"attachment {described(info)}", shown)
         rest = len(text) - len(shown)
