@@ -151,17 +151,19 @@ def _hit_line(hit: SearchHit, records: dict[str, SourceRecord], tz: tzinfo) -> s
     return None  # a digest or a record deleted since it was indexed: nothing to read
 
 
-def _attachment(rec: SourceRecord, info: dict[str, Any], where: str) -> str:
-    """`attachment 'a.pdf' (120 KB, PDF) in <chat>, from <sender>` (`where`: the chat's name
-    or, from a hit, its title, which already says "attachment ... in <chat>")."""
-    place = where.rsplit(" in ", 1)[-1] if where.startswith("attachment ") else where
+def _attachment(rec: SourceRecord, info: dict[str, Any], title: str | None) -> str:
+    """`attachment 'a.pdf' (120 KB, PDF) in <chat>, from <sender>`. A hit's `title` of a
+    chat's file says "attachment 'a.pdf' in <chat>" (bot/memory/source_index.py): the chat
+    is taken from it; otherwise, and for a mail's file, the record's scope says where."""
+    prefix = f"attachment {info.get('name') or rec.title!r} in "
+    place = title[len(prefix) :] if title and title.startswith(prefix) else rec.scope
     return f"attachment {described(info, quoted=True)} in {place}, from {rec.author or 'unknown'}"
 
 
 def _record_header(rec: SourceRecord, tz: tzinfo) -> str:
     when = rec.sent_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if rec.sent_at else "undated"
     if (info := attachment_of(rec.payload)) is not None:
-        return f"{_attachment(rec, info, rec.scope)}, {when}"
+        return f"{_attachment(rec, info, None)}, {when}"
     if rec.source.startswith(f"{FEISHU}:"):
         return f"chat message in {rec.title or rec.scope!r} from {rec.author or 'unknown'}, {when}"
     to = rec.payload.get("to") if isinstance(rec.payload, dict) else None
