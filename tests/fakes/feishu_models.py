@@ -48,10 +48,13 @@ CARD_INVALID = (230099, "Failed to create card content.")
 REACTION_TYPE_INVALID = (231001, "reaction type is invalid.")
 REACTION_MESSAGE_NOT_FOUND = (231003, "The message is not found, maybe not exist or deleted.")
 REACTION_NOT_FOUND = (231007, "The reaction is not found.")
-# im-v1/message/get-2 ("获取消息中的资源文件") error table (HTTP 400). The messages here are
-# the doc's English descriptions as we read them; 234008 and 234043 are the two a resource of
-# a message the bot may see can still answer (not downloadable by this app; a kind of
-# message whose resources cannot be downloaded, such as a merged forward's inner messages).
+# im-v1/message/get-2 ("获取消息中的资源文件") error table (HTTP 400). The page's request
+# part (100 MB limit, no stickers, no merged forward's inner messages, the bot in the chat)
+# was checked; its error table was not in the stored copy searched when this was written,
+# so the codes' meanings and these English messages are from the doc as remembered:
+# recheck them against the page. 234008 and 234043 are the two a resource of a message the
+# bot may see can still answer (not downloadable by this app; a kind of message whose
+# resources cannot be downloaded, such as a merged forward's inner messages).
 RESOURCE_INVALID_PARAM = (234001, "Invalid request param.")
 RESOURCE_NOT_IN_MESSAGE = (234003, "File not in msg.")
 RESOURCE_BOT_NOT_IN_CHAT = (234004, "App not in chat.")
