@@ -197,6 +197,14 @@ class Settings(BaseSettings):
     # Free Feishu tenants have a monthly API quota; the status page shows use against it.
     feishu_api_quota: int = Field(default=10_000, ge=0, description="API calls a month")
 
+    # Attachments (bot/attachments/): files larger than this are not downloaded or read
+    # (Feishu serves resources up to 100 MB); how long a turn waits for a message's files to
+    # be read before it answers with what it has.
+    attachment_max_bytes: int = Field(
+        default=30 * 1024 * 1024, ge=1024, le=100 * 1024 * 1024, description="bytes"
+    )
+    attachment_wait_seconds: float = Field(default=20.0, ge=0, le=600, description="seconds")
+
     # Proactive discovery (bot/discovery/): the defaults the owner's /discovery overrides.
     # Off until the owner turns it on.
     discovery_enabled: bool = False

@@ -16,6 +16,7 @@ from typing import Protocol
 from aiohttp import web
 
 from bot.attachments.extract import OCR_OFF_LINE, ocr_available
+from bot.attachments.worker import ExtractionWorker
 from bot.channels.ingest import Ingest
 from bot.config import Role, Settings, reveal
 from bot.host.notify import create_notifier
@@ -148,6 +149,7 @@ def create_app(
             if services.runs_workers:
                 host.add(TimerWorker(services.timers, host.instance_id))
                 host.add(SessionIndexWorker(db, session_index, host.instance_id))
+                host.add(ExtractionWorker(db, notifier, host.instance_id))
                 if model is not None:
                     host.add(
                         SummaryWorker(

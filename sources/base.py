@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from storage.repos.attachments import NewAttachment
 from storage.repos.sources import NewRecord
 
 Cursor = dict[str, Any]
@@ -69,6 +70,18 @@ class Page:
     cursor: Cursor | None = None
     # How many items the whole range holds, when the source says so (progress bars).
     total: int | None = None
+    # The files the records carry, with their bytes (a mail's attachments): stored with the
+    # records that are new, as attachment rows ready to be read (storage/repos/attachments.py).
+    attachments: list[FileOf] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileOf:
+    """A file of a record on the page: its bytes, stored once by SHA-256 (a mail's part), or
+    None when they are still to be fetched (a Feishu resource seen by the history sync)."""
+
+    attachment: NewAttachment
+    data: bytes | None = None
 
 
 class SourceAdapter(Protocol):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import imaplib
 import logging
 import re
@@ -28,13 +29,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sources.base import Cursor, Observation, Page, SourceError, SyncRequest, Unit, UnitState
+from sources.base import (
+    Cursor,
+    FileOf,
+    Observation,
+    Page,
+    SourceError,
+    SyncRequest,
+    Unit,
+    UnitState,
+)
 from sources.mime import ParsedMail, parse_mail
+from storage.repos.attachments import EXTRACT, NewAttachment
 from storage.repos.sources import NewRecord
 
 log = logging.getLogger(__name__)
 
 KIND = "email"
+MAIL_PLATFORM = "mail"  # attachments.platform of a mail's files
 BATCH = 50
 LARGE_MAIL_BYTES = 2 * 1024 * 1024  # larger mails: only their first 2 MiB are fetched
 FETCH_BYTES = 8 * 1024 * 1024  # mail bodies asked for in one FETCH, about
@@ -269,9 +281,17 @@ class MailCursor:
 class EmailSource:
     kind = KIND
 
-    def __init__(self, settings: ImapSettings, *, batch: int = BATCH) -> None:
+    def __init__(
+        self,
+        settings: ImapSettings,
+        *,
+        batch: int = BATCH,
+        max_attachment_bytes: int | None = None,
+    ) -> None:
         self.settings = settings
         self.batch = batch
+        # Attachments up to this size are kept, to be read into text; None: none are.
+        self.max_attachment_bytes = max_attachment_bytes
 
     async def aclose(self) -> None:
         pass
@@ -350,26 +370,24 @@ class EmailSource:
                 and cursor.since is not None
                 and request.since < cursor.since
             ):
-                backfill = await asyncio.to_thread(
-                    imap.search, 1, cursor.last_uid, request.since
-                )
+                backfill = await asyncio.to_thread(imap.search, 1, cursor.last_uid, request.since)
         total = len(backfill) + len(fresh)
         for start in range(0, len(backfill), self.batch):
             uids = backfill[start : start + self.batch]
-            records = await asyncio.to_thread(self._read, imap, mailbox, uidvalidity, uids)
-            yield Page(records, None, total)  # the cursor moves once the backfill is whole
+            records, files = await asyncio.to_thread(self._read, imap, mailbox, uidvalidity, uids)
+            yield Page(records, None, total, files)  # the cursor moves once the backfill is whole
         if backfill:
             cursor.since = request.since
         for start in range(0, len(fresh), self.batch):
             uids = fresh[start : start + self.batch]
-            records = await asyncio.to_thread(self._read, imap, mailbox, uidvalidity, uids)
+            records, files = await asyncio.to_thread(self._read, imap, mailbox, uidvalidity, uids)
             cursor.last_uid = max(cursor.last_uid, uids[-1])
-            yield Page(records, cursor.dump(), total)
+            yield Page(records, cursor.dump(), total, files)
         yield Page([], cursor.dump(), total)
 
     def _read(
         self, imap: ImapSession, mailbox: str, uidvalidity: int, uids: list[int]
-    ) -> list[NewRecord]:
+    ) -> tuple[list[NewRecord], list[FileOf]]:
         meta = imap.meta(uids)
         large = {u for u in uids if u in meta and meta[u].size > LARGE_MAIL_BYTES}
         raw: dict[int, bytes] = {}
@@ -383,14 +401,18 @@ class EmailSource:
             group.append(uid)
             group_bytes += size
         raw.update(_split_bodies(imap, group, large))
-        records = []
+        records, files = [], []
         for uid in uids:
             if uid not in raw:  # expunged meanwhile
                 continue
             truncated = uid in large
-            parsed = parse_mail(raw[uid], truncated=truncated)
-            records.append(mail_record(mailbox, uidvalidity, uid, parsed, meta[uid], truncated))
-        return records
+            parsed = parse_mail(
+                raw[uid], truncated=truncated, keep_bytes_up_to=self.max_attachment_bytes
+            )
+            record = mail_record(mailbox, uidvalidity, uid, parsed, meta[uid], truncated)
+            records.append(record)
+            files.extend(mail_files(record, parsed))
+        return records, files
 
 
 def _split_bodies(imap: ImapSession, uids: list[int], large: set[int]) -> dict[int, bytes]:
@@ -440,6 +462,31 @@ def mail_record(
         thread_key=mail.thread_key,
         payload=payload,
     )
+
+
+def mail_files(record: NewRecord, mail: ParsedMail) -> list[FileOf]:
+    """The mail's attachments that were kept, as rows ready to be read (state `extract`: the
+    bytes come with the mail), keyed by their position among the mail's attachments."""
+    files = []
+    for index, part in enumerate(mail.attachments):
+        if part.data is None:
+            continue
+        row = NewAttachment(
+            platform=MAIL_PLATFORM,
+            message_id=record.external_id,
+            resource_key=str(index),
+            source=record.source,
+            scope=record.scope,
+            kind="mail",
+            name=part.name,
+            declared_size=len(part.data),
+            author=record.author,
+            sent_at=record.sent_at,
+            state=EXTRACT,
+            sha256=hashlib.sha256(part.data).hexdigest(),
+        )
+        files.append(FileOf(row, part.data))
+    return files
 
 
 def default_port(security: str) -> int:

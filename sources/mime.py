@@ -180,11 +180,17 @@ def tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+INLINE_IMAGE_SKIP_BYTES = 8 * 1024  # an inline image smaller than this is a logo or a spacer
+
+
 @dataclass(frozen=True)
 class Attachment:
     name: str
     size: int | None  # None when the mail was cut short before its end
     content_type: str
+    # The part's bytes, when the caller asked for them (`keep_bytes_up_to`) and the part is
+    # whole, within the limit, and not a small inline image: what is read into text.
+    data: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -259,9 +265,22 @@ def _size(part: Message) -> int | None:
     return len(payload) if isinstance(payload, bytes) else None
 
 
-def parse_mail(raw: bytes, *, truncated: bool = False) -> ParsedMail:
+def _kept(part: Message, size: int | None, disposition: str, limit: int | None) -> bytes | None:
+    if limit is None or size is None or size > limit or part.is_multipart():
+        return None
+    inline = disposition != "attachment"
+    if inline and part.get_content_maintype() == "image" and size < INLINE_IMAGE_SKIP_BYTES:
+        return None
+    payload = part.get_payload(decode=True)
+    return payload if isinstance(payload, bytes) and payload else None
+
+
+def parse_mail(
+    raw: bytes, *, truncated: bool = False, keep_bytes_up_to: int | None = None
+) -> ParsedMail:
     """`truncated`: only the start of the mail was fetched (a very large one); the last part
-    may be cut, so its size is unknown."""
+    may be cut, so its size is unknown. `keep_bytes_up_to`: keep the bytes of each attachment
+    of at most this size (to be read into text), except small inline images."""
     msg = email.message_from_bytes(raw)
     plain: list[str] = []
     html: list[str] = []
@@ -282,8 +301,9 @@ def parse_mail(raw: bytes, *, truncated: bool = False) -> ParsedMail:
                     subject = decode_header_value(_raw(inner[0], "Subject"))
                     name = (subject or "message") + ".eml"
             size = None if truncated and part is leaves[-1] else _size(part)
+            data = _kept(part, size, disposition, keep_bytes_up_to)
             attachments.append(
-                Attachment(name or f"unnamed.{part.get_content_subtype()}", size, ctype)
+                Attachment(name or f"unnamed.{part.get_content_subtype()}", size, ctype, data)
             )
     if plain:
         text, html_only = tidy("\n\n".join(t for t in plain if t.strip())), False

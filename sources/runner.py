@@ -24,9 +24,11 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from sources.base import (
     Cursor,
+    FileOf,
     NoProgress,
     Progress,
     SourceAdapter,
@@ -38,6 +40,7 @@ from sources.base import (
 from storage.claims import lease_is_free
 from storage.db import Database
 from storage.models import Source
+from storage.repos import attachments
 from storage.repos import sources as repo
 from storage.repos.sources import NewRecord
 from storage.types import utcnow
@@ -280,7 +283,7 @@ class SyncRunner:
                 async for page in pages:
                     if lost.is_set():
                         raise LeaseLost(f"lost the lease on {claimed.name}")
-                    new = await self._commit(claimed, page.records, page.cursor)
+                    new = await self._commit(claimed, page.records, page.cursor, page.attachments)
                     result.seen += len(page.records)
                     result.new += len(new)
                     progress.advanced(
@@ -308,11 +311,16 @@ class SyncRunner:
         return result
 
     async def _commit(
-        self, claimed: Claimed, records: list[NewRecord], cursor: Cursor | None
+        self,
+        claimed: Claimed,
+        records: list[NewRecord],
+        cursor: Cursor | None,
+        files: Sequence[FileOf] = (),
     ) -> list[tuple[int, NewRecord]]:
         now = utcnow()
         async with self.db.write() as tx:
             inserted = await repo.insert_records(tx, records, now)
+            await _store_files(tx, files, {(s, e) for _, s, e in inserted}, now)
             if not await repo.advance(
                 tx,
                 claimed.id,
@@ -406,3 +414,15 @@ class SyncRunner:
     async def release(self) -> int:
         async with self.db.write() as tx:
             return await repo.release(tx, self.owner)
+
+
+async def _store_files(
+    tx: AsyncSession, files: Sequence[FileOf], new: set[tuple[str, str]], now: datetime
+) -> None:
+    """The files of the records just inserted: each content once, and a row ready to be read
+    (a record seen before had its files stored then)."""
+    mine = [f for f in files if (f.attachment.source, f.attachment.message_id) in new]
+    for file in mine:
+        if file.data is not None and file.attachment.sha256 is not None:
+            await attachments.store_blob(tx, file.attachment.sha256, file.data, now)
+    await attachments.add_many(tx, [f.attachment for f in mine], now)

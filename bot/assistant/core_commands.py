@@ -9,7 +9,7 @@ from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.assistant.failures import parked_lines
 from bot.assistant.visibility import USAGE_ELSEWHERE
 from bot.channels.api_usage import ApiUsageCounter
-from storage.repos import admins, inbox, model_calls, outbox
+from storage.repos import admins, attachments, inbox, model_calls, outbox
 from storage.types import utcnow
 
 
@@ -85,6 +85,13 @@ async def status_report(ctx: CommandContext) -> str:
         pending_inbox = await inbox.count_pending(tx, within)
         outbox_states = await outbox.count_unfinished(tx, within)
         parked = await parked_lines(tx, within, tz)
+        if everything:  # counts only: which files they are is on the status page
+            stuck = (await attachments.counts_by_state(tx)).get(attachments.PARKED, 0)
+            if stuck:
+                parked.append(
+                    f"attachments: {stuck} parked (could not be downloaded or read after "
+                    "every try; the status page lists them)"
+                )
     states = services.host.status().items()
     pending, failed, uncertain = (
         outbox_states.get(k, 0) for k in ("pending", "failed", "uncertain")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from bot.assistant.forwards import forwarded_messages
 from bot.assistant.quotes import quoted_messages
+from bot.attachments.turn import attachment_lines
 
 if TYPE_CHECKING:
     from bot.assistant.turn_context import BatchItem, ConversationView
@@ -28,7 +29,7 @@ Enricher = Callable[
 ]
 
 # The enrichers, in the order their lines appear under an item.
-ENRICHERS: list[Enricher] = [quoted_messages, forwarded_messages]
+ENRICHERS: list[Enricher] = [attachment_lines, quoted_messages, forwarded_messages]
 
 # Room kept in the model's input for the lines, when a batch may get some (enrichers bound
 # their own output to fit in it): the history is fitted before they run.

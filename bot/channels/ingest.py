@@ -30,12 +30,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.clicks import CLICK_KIND, InboundClick
 from bot.channels.messages import InboundMessage
-from bot.channels.recalls import RECALLS, InboundRecall, RecallResult, recall_in
+from bot.channels.recalls import (
+    RECALLS,
+    InboundRecall,
+    RecallResult,
+    recall_in,
+    recalled_among,
+)
 from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
 from storage.db import Database
 from storage.group_commit import GroupCommit
-from storage.repos import conversations, inbound, inbox
+from storage.repos import attachments, conversations, inbound, inbox
 from storage.repos import sources as source_records
 from storage.repos.sessions import SESSION_INDEX_TOPIC
 from storage.repos.sources import NewRecord
@@ -199,6 +205,8 @@ class Ingest:
             self.notifier.wake_local(INBOX_TOPIC)
         if any(r.outcome is not Outcome.DUPLICATE for r in results):
             self.notifier.wake_local(source_records.RECORDS_TOPIC)
+            if any(p.msg.attachments for p in batch):
+                self.notifier.wake_local(attachments.ATTACHMENTS_TOPIC)
         return results
 
     async def _store_in(
@@ -229,6 +237,7 @@ class Ingest:
         results: list[IngestResult] = []
         to_inbox: list[inbox.NewItem] = []
         new_records: list[NewRecord] = []
+        new_attachments: list[attachments.NewAttachment] = []
         claimed: set[tuple[str, str]] = set()
         for pending, outcome in zip(batch, outcomes, strict=True):
             msg = pending.msg
@@ -240,9 +249,10 @@ class Ingest:
             claimed.add(key)
             results.append(IngestResult(outcome, conversation_id))
             if msg.platform == feishu_source.PLATFORM:
-                new_records.append(
-                    _source_record(msg, known[(msg.platform, msg.chat_id)].peer_open_id)
-                )
+                record = _source_record(msg, known[(msg.platform, msg.chat_id)].peer_open_id)
+                new_records.append(record)
+                # Addressed or not: a group's files are searchable as its words are.
+                new_attachments.extend(_attachments(msg, record))
             if outcome is Outcome.ANSWERED:
                 to_inbox.append(
                     inbox.NewItem(
@@ -256,6 +266,14 @@ class Ingest:
         # Other replicas hear of both at commit (the tables' triggers: bot/host/notify.py).
         if new_records:
             await source_records.add_records(tx, new_records, batch[0].now)
+        if new_attachments:  # only a batch with files pays for the insert (and this read)
+            # A message recalled before it came: its files are never fetched nor read.
+            gone = await recalled_among(
+                tx, feishu_source.PLATFORM, sorted({a.message_id for a in new_attachments})
+            )
+            new_attachments = [a for a in new_attachments if a.message_id not in gone]
+            await attachments.add_many(tx, new_attachments, batch[0].now)
+            await self.notifier.publish(tx, attachments.ATTACHMENTS_TOPIC)
         if to_inbox:
             added = await inbox.append_many(tx, to_inbox)
             if len(added) < len(to_inbox):  # a recall came first: its item blocks the key
@@ -314,3 +332,24 @@ def _source_record(msg: InboundMessage, peer_open_id: str | None) -> NewRecord:
         mentions=[feishu_source.MentionRef(m.key, m.name, m.open_id) for m in msg.mentions],
         origin="event",
     )
+
+
+def _attachments(msg: InboundMessage, record: NewRecord) -> list[attachments.NewAttachment]:
+    """The message's resources as work items, seen exactly where its record is."""
+    return [
+        attachments.NewAttachment(
+            platform=msg.platform,
+            message_id=msg.message_id,
+            resource_key=ref.key,
+            source=record.source,
+            scope=record.scope,
+            kind=ref.kind,
+            name=ref.name,
+            chat_id=msg.chat_id,
+            declared_size=ref.size,
+            duration_ms=ref.duration_ms,
+            author=msg.sender_id,
+            sent_at=msg.created_at,
+        )
+        for ref in msg.attachments
+    ]

@@ -15,6 +15,17 @@ class Mention:
 
 
 @dataclass(frozen=True)
+class AttachmentRef:
+    """A resource a message carries (Feishu: an image_key or file_key), to be fetched."""
+
+    key: str
+    kind: str  # image | file | audio | media
+    name: str = ""
+    size: int | None = None  # as the sender's client declared it, if it did
+    duration_ms: int | None = None  # audio and video
+
+
+@dataclass(frozen=True)
 class InboundMessage:
     platform: str
     message_id: str
@@ -32,6 +43,7 @@ class InboundMessage:
     root_id: str | None = None
     thread_id: str | None = None
     sender_type: str = "user"
+    attachments: tuple[AttachmentRef, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_payload(self) -> dict[str, Any]:
@@ -40,4 +52,5 @@ class InboundMessage:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "raw"}
         data["created_at"] = self.created_at.isoformat()
         data["mentions"] = [vars(m) for m in self.mentions]
+        data["attachments"] = [vars(a) for a in self.attachments]
         return data

@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import Any
 
 from bot.agent.tools import ToolError
 from bot.assistant.visibility import Visibility
+from bot.attachments.records import attachment_of, described
 from bot.memory.indexes.service import sees_index
 from bot.memory.search import SearchService
 from bot.memory.session_index import MESSAGE_KINDS, TOOL_KINDS, conversation_scope
@@ -137,6 +139,8 @@ def _hit_line(hit: SearchHit, records: dict[str, SourceRecord], tz: tzinfo) -> s
     when = hit.time.astimezone(tz).strftime("%Y-%m-%d %H:%M") if hit.time else "undated"
     excerpt = " … ".join(" ".join(e.split()) for e in hit.excerpts)[:EXCERPT_CHARS]
     rec = records.get(hit.id)
+    if rec is not None and (info := attachment_of(rec.payload)) is not None:
+        return f"[rec-{rec.id}] {_attachment(rec, info, hit.title)} {when}: {excerpt}"
     if rec is not None:
         what = "mail" if hit.kind == "source_mail" else "chat message"
         where = f"subject {rec.title!r}" if what == "mail" else f"in {hit.title!r}"
@@ -148,8 +152,19 @@ def _hit_line(hit: SearchHit, records: dict[str, SourceRecord], tz: tzinfo) -> s
     return None  # a digest or a record deleted since it was indexed: nothing to read
 
 
+def _attachment(rec: SourceRecord, info: dict[str, Any], title: str | None) -> str:
+    """`attachment 'a.pdf' (120 KB, PDF) in <chat>, from <sender>`. A hit's `title` of a
+    chat's file says "attachment 'a.pdf' in <chat>" (bot/memory/source_index.py): the chat
+    is taken from it; otherwise, and for a mail's file, the record's scope says where."""
+    prefix = f"attachment {info.get('name') or rec.title!r} in "
+    place = title[len(prefix) :] if title and title.startswith(prefix) else rec.scope
+    return f"attachment {described(info, quoted=True)} in {place}, from {rec.author or 'unknown'}"
+
+
 def _record_header(rec: SourceRecord, tz: tzinfo) -> str:
     when = rec.sent_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if rec.sent_at else "undated"
+    if (info := attachment_of(rec.payload)) is not None:
+        return f"{_attachment(rec, info, None)}, {when}"
     if rec.source.startswith(f"{FEISHU}:"):
         return f"chat message in {rec.title or rec.scope!r} from {rec.author or 'unknown'}, {when}"
     to = rec.payload.get("to") if isinstance(rec.payload, dict) else None

@@ -24,6 +24,7 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.attachments.records import attachment_of
 from bot.memory.follower import GAP_TIMEOUT, PACE, Follower
 from bot.memory.search import SearchService
 from sources.feishu.records import KIND as FEISHU
@@ -55,9 +56,15 @@ def document_id(source: str, external_id: str) -> str:
 
 
 def record_document(record: Indexable, source_title: str | None) -> SearchDocument:
-    """Mail: its subject is the title. Chat messages: the chat's name (from its source row)."""
+    """Mail: its subject is the title. Chat messages: the chat's name (from its source row).
+    A file a message or mail carried: "attachment 'a.pdf' in <chat>"."""
+    info = attachment_of(record.payload)
     if document_kind(record.source) == "source_mail":
         title = record.title or ""
+        if info is not None:
+            title = f"attachment {info.get('name') or title!r}"
+    elif info is not None:
+        title = f"attachment {info.get('name') or record.title!r} in {source_title or record.scope}"
     else:
         title = record.title or source_title or record.scope
     return SearchDocument(

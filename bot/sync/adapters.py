@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.channels.messages import Mention
+from bot.channels.messages import AttachmentRef, Mention
 from bot.config import Settings
 from sources.base import SourceAdapter
 from sources.feishu.records import KIND as FEISHU
@@ -30,6 +30,13 @@ def render_feishu(message_type: str, content: Any, mentions: Sequence[MentionRef
         return text
     refs = tuple(Mention(m.key, m.name, m.open_id) for m in mentions)
     return resolve_mentions(text, refs, drop_open_id=None)
+
+
+def feishu_resources(message_type: str, content: Any) -> Sequence[AttachmentRef]:
+    """A history message's resources exactly as ingest reads an event's."""
+    from bot.channels.feishu.resources import attachment_refs
+
+    return attachment_refs(message_type, content, [])
 
 
 def configured_kinds(settings: Settings) -> list[str]:
@@ -60,7 +67,9 @@ def build_adapters(
             domain=settings.feishu_domain,
             usage=usage,
         )
-        adapters[FEISHU] = FeishuHistory(api, db, render=render_feishu, on_close=usage.aclose)
+        adapters[FEISHU] = FeishuHistory(
+            api, db, render=render_feishu, resources=feishu_resources, on_close=usage.aclose
+        )
     if EMAIL in wanted and settings.email_configured:
         from sources.email import EmailSource, ImapSettings
 
@@ -73,7 +82,8 @@ def build_adapters(
                 user=settings.email_user,
                 password=settings.email_password.get_secret_value(),
                 mailboxes=tuple(settings.email_mailboxes),
-            )
+            ),
+            max_attachment_bytes=settings.attachment_max_bytes,
         )
     return adapters
 

@@ -40,7 +40,7 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import select
 
-from sources.base import Cursor, Observation, Page, SyncRequest, Unit, UnitState
+from sources.base import Cursor, FileOf, Observation, Page, SyncRequest, Unit, UnitState
 from sources.feishu.records import (
     KIND,
     PLATFORM,
@@ -57,6 +57,7 @@ from sources.feishu.transport import (
 )
 from storage.db import Database
 from storage.models import Conversation
+from storage.repos.attachments import NewAttachment
 from storage.repos.sources import NewRecord
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,24 @@ class FeishuCaller(Protocol):
 
 # (message type, raw content JSON string, mentions) -> the text people read
 Renderer = Callable[[str, Any, Sequence[MentionRef]], str]
+
+
+class ResourceRef(Protocol):
+    """A resource a message carries (the channel's reader gives these: key, kind, name)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def duration_ms(self) -> int | None: ...
+
+
+# (message_type, content) -> the message's resources; handed in by the bot (the channel's
+# own reader), like the renderer, so history and ingest see the same files.
+Resources = Callable[[str, Any], Sequence[ResourceRef]]
 
 
 def plain_renderer(message_type: str, content: Any, mentions: Sequence[MentionRef]) -> str:
@@ -192,6 +211,7 @@ class FeishuHistory:
         db: Database,
         *,
         render: Renderer = plain_renderer,
+        resources: Resources | None = None,
         pacer: Pacer | None = None,
         transport: KeptAliveTransport | None = None,
         clock: Callable[[], float] = time.time,
@@ -200,6 +220,7 @@ class FeishuHistory:
         self.api = api
         self.db = db
         self.render = render
+        self.resources = resources
         self.pacer = pacer or Pacer()
         self.transport = transport or KeptAliveTransport(api.domain)
         self.clock = clock
@@ -315,9 +336,10 @@ class FeishuHistory:
                 start, token, resume = max(start, last_ms // 1000), None, None
                 continue
             resume = None
-            records = []
+            records, files = [], []
             for item in _items(resp):
                 records.append(self._record(unit, item))
+                files.extend(self._files(records[-1], item))
                 last_ms = max(last_ms, _ms(item))
                 thread_id = item.get("thread_id")
                 if thread_id and thread_id not in fetched_threads:
@@ -330,7 +352,7 @@ class FeishuHistory:
             else:
                 cursor.pending = None
                 cursor.cover(origin, end)
-            yield Page(records, cursor.dump())
+            yield Page(records, cursor.dump(), attachments=files)
             if not token:
                 return
 
@@ -353,7 +375,9 @@ class FeishuHistory:
             for item in fresh:
                 newest = max(newest, _ms(item))
             if fresh:
-                yield Page([self._record(unit, i) for i in fresh])
+                records = [self._record(unit, i) for i in fresh]
+                files = [f for r, i in zip(records, fresh, strict=True) for f in self._files(r, i)]
+                yield Page(records, attachments=files)
             token = _next_token(resp)
             if token is None or (after_ms is not None and len(fresh) < len(items)):
                 break
@@ -417,6 +441,31 @@ class FeishuHistory:
             origin="history",
             deleted=deleted,
         )
+
+    def _files(self, record: NewRecord, item: dict[str, Any]) -> list[FileOf]:
+        """The message's resources, to be fetched as ingest's are (a recalled one's are gone)."""
+        if self.resources is None or item.get("deleted"):
+            return []
+        message_type = str(item.get("msg_type") or "unknown")
+        content = (item.get("body") or {}).get("content")
+        return [
+            FileOf(
+                NewAttachment(
+                    platform=KIND,
+                    message_id=record.external_id,
+                    resource_key=ref.key,
+                    source=record.source,
+                    scope=record.scope,
+                    kind=ref.kind,
+                    name=ref.name,
+                    chat_id=record.source.split(":", 1)[1],
+                    duration_ms=ref.duration_ms,
+                    author=record.author,
+                    sent_at=record.sent_at,
+                )
+            )
+            for ref in self.resources(message_type, content)
+        ]
 
 
 def _items(resp: JsonResponse) -> list[dict[str, Any]]:

@@ -133,6 +133,7 @@ from lark_oapi.api.im.v1.model.delete_message_reaction_request import (
 )
 from lark_oapi.api.im.v1.model.emoji import Emoji
 from lark_oapi.api.im.v1.model.get_message_request import GetMessageRequest
+from lark_oapi.api.im.v1.model.get_message_resource_request import GetMessageResourceRequest
 from lark_oapi.api.im.v1.model.list_chat_request import ListChatRequest
 from lark_oapi.api.im.v1.model.list_message_reaction_request import ListMessageReactionRequest
 from lark_oapi.api.im.v1.model.list_message_request import ListMessageRequest
@@ -180,6 +181,7 @@ __all__ = [
     "FileRecognizeSpeechRequest",
     "FileRecognizeSpeechRequestBody",
     "GetMessageRequest",
+    "GetMessageResourceRequest",
     "HttpMethod",
     "ListChatRequest",
     "ListMessageReactionRequest",

@@ -24,6 +24,9 @@ MAX_CONCURRENT_CALLS = 4
 MIN_CALL_GAP = 0.25  # seconds between call starts
 
 
+DOWNLOAD_SECONDS = 300.0  # a whole download (a message's file, up to 100 MB)
+
+
 class Pacer:
     """At most `concurrency` calls at once, and `min_gap` seconds between call starts."""
 
@@ -45,6 +48,14 @@ class Pacer:
                         await asyncio.sleep(self._next_start - now)
                     self._next_start = max(now, self._next_start) + self.min_gap
             yield
+
+
+class ResourceTooLarge(Exception):
+    """A downloaded file passed the size limit (its bytes so far, or its declared length)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"larger than the limit ({size} bytes or more)")
+        self.size = size
 
 
 class JsonResponse(BaseResponse):
@@ -139,6 +150,49 @@ class KeptAliveTransport:
         body = json.loads(content)
         if not isinstance(body, dict):
             raise ValueError(f"expected a JSON object, got {type(body).__name__}")
+        return JsonResponse(body, raw)
+
+    async def download(
+        self, request: BaseRequest, option: RequestOption, *, max_bytes: int
+    ) -> JsonResponse:
+        """A request whose answer is a file (a message's resource): on success a JsonResponse
+        with code 0 and the bytes as `raw.content`, read in chunks and abandoned as soon as
+        they pass `max_bytes` (ResourceTooLarge); an error is Feishu's JSON, as for `send`."""
+        uri = request.uri
+        for key, value in (request.paths or {}).items():
+            uri = uri.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
+        try:
+            async with self._http().get(
+                f"{self.domain}{uri}",
+                params=request.queries,
+                headers={"Authorization": f"Bearer {option.tenant_access_token}"},
+                # A file of tens of MB takes longer than an API call; a stalled one is cut
+                # off by the read timeout, not after the whole.
+                timeout=aiohttp.ClientTimeout(total=DOWNLOAD_SECONDS, sock_read=self.timeout.total),
+            ) as resp:
+                status, headers = resp.status, dict(resp.headers)
+                is_json = resp.content_type == "application/json"
+                if status == 200 and not is_json:
+                    if (resp.content_length or 0) > max_bytes:
+                        raise ResourceTooLarge(resp.content_length or 0)
+                    chunks, size = [], 0
+                    async for chunk in resp.content.iter_chunked(1 << 16):
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise ResourceTooLarge(size)
+                        chunks.append(chunk)
+                    content, body = b"".join(chunks), {"code": 0, "msg": "success"}
+                else:
+                    content = await resp.content.read(1 << 20)  # an error body is small
+                    body = json.loads(content)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise httpx.TransportError(f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(body, dict):
+            raise ValueError(f"expected a JSON object, got {type(body).__name__}")
+        raw = RawResponse()
+        raw.status_code = status
+        raw.headers = headers
+        raw.content = content
         return JsonResponse(body, raw)
 
     async def aclose(self) -> None:

@@ -10,10 +10,11 @@ from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 
 from bot.channels.ingest import Ingest, Outcome
-from bot.channels.messages import InboundMessage
+from bot.channels.messages import AttachmentRef, InboundMessage
 from bot.host.notify import Notifier
 from storage.db import Database
 from storage.models import InboundEvent, InboxItem
+from storage.repos import attachments
 from storage.types import utcnow
 
 
@@ -79,3 +80,21 @@ async def test_an_old_message_is_stored_but_not_answered(db: Database, age: time
     result = await ingest.accept(message(1, created_at=utcnow() - age))
     assert result.outcome is Outcome.STALE
     assert await _count(db, InboundEvent) == 1 and await _count(db, InboxItem) == 0
+
+
+async def test_a_group_file_not_addressed_to_the_bot_is_still_registered_once(
+    db: Database,
+) -> None:
+    ingest = Ingest(db, Notifier(), max_event_age=timedelta(minutes=30))
+    ref = AttachmentRef(key="file_v3_q3", kind="file", name="q3.pdf")
+    group_file = message(
+        7, chat_type="group", message_type="file", text="[file: q3.pdf]", attachments=(ref,)
+    )
+    first = await ingest.accept(group_file)
+    again = await ingest.accept(group_file)  # a redelivery adds nothing
+    async with db.read() as tx:
+        rows = await attachments.of_messages(tx, "feishu", ["om_7"])
+    assert (first.outcome, again.outcome) == (Outcome.HISTORY, Outcome.DUPLICATE)
+    assert [(r.resource_key, r.name, r.state, r.scope, r.source) for r in rows] == [
+        ("file_v3_q3", "q3.pdf", attachments.FETCH, "group:oc_0", "feishu:oc_0")
+    ]

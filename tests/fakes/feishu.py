@@ -43,6 +43,7 @@ from .feishu_models import (
     SentMessage,
 )
 from .feishu_reactions import Reaction, ReactionEvent, ReactionHandlers
+from .feishu_resources import FakeResource, ResourceHandlers
 from .feishu_speech import SpeechHandlers
 from .feishu_ws import (
     WsClientConfig,
@@ -57,6 +58,7 @@ from .feishu_ws import (
 __all__ = [
     "Chat",
     "FakeCard",
+    "FakeResource",
     "FeishuApiError",
     "FeishuEventSender",
     "FeishuFake",
@@ -114,7 +116,9 @@ class _Fault:
         )
 
 
-class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, SpeechHandlers, WsHandlers):
+class FeishuFake(
+    CardKitHandlers, ImHandlers, ReactionHandlers, ResourceHandlers, SpeechHandlers, WsHandlers
+):
     """`async with FeishuFake() as fake:` then point clients at `fake.url`.
 
     HTTP statuses: per the message docs every business error is HTTP 400; rate limits are
@@ -136,6 +140,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, SpeechHandlers, 
         ImHandlers.__init__(self)
         CardKitHandlers.__init__(self)
         ReactionHandlers.__init__(self)
+        ResourceHandlers.__init__(self)
         SpeechHandlers.__init__(self)
         WsHandlers.__init__(self)
         self.bot_open_id = bot_open_id
@@ -164,6 +169,7 @@ class FeishuFake(CardKitHandlers, ImHandlers, ReactionHandlers, SpeechHandlers, 
         self.add_im_routes(app)
         self.add_cardkit_routes(app)
         self.add_reaction_routes(app)
+        self.add_resource_routes(app)
         self.add_speech_routes(app)
         self.add_ws_routes(app)
         self._runner = web.AppRunner(app, access_log=None)

@@ -51,6 +51,19 @@ CARD_INVALID = (230099, "Failed to create card content.")
 REACTION_TYPE_INVALID = (231001, "reaction type is invalid.")
 REACTION_MESSAGE_NOT_FOUND = (231003, "The message is not found, maybe not exist or deleted.")
 REACTION_NOT_FOUND = (231007, "The reaction is not found.")
+# im-v1/message/get-2 ("获取消息中的资源文件") error table (HTTP 400). The page's request
+# part (100 MB limit, no stickers, no merged forward's inner messages, the bot in the chat)
+# was checked; its error table was not in the stored copy searched when this was written,
+# so the codes' meanings and these English messages are from the doc as remembered:
+# recheck them against the page. 234008 and 234043 are the two a resource of a message the
+# bot may see can still answer (not downloadable by this app; a kind of message whose
+# resources cannot be downloaded, such as a merged forward's inner messages).
+RESOURCE_INVALID_PARAM = (234001, "Invalid request param.")
+RESOURCE_NOT_IN_MESSAGE = (234003, "File not in msg.")
+RESOURCE_BOT_NOT_IN_CHAT = (234004, "App not in chat.")
+RESOURCE_NOT_THE_SENDER = (234008, "The app is not the resource sender.")
+RESOURCE_TOO_LARGE = (234037, "Downloaded file size exceeds limit.")
+RESOURCE_UNSUPPORTED = (234043, "Unsupported message type.")
 # auth/v3: the doc points at the generic table; 10003 "invalid param", and a wrong secret is
 # answered with 10014 "app secret invalid" in every captured response we found.
 APP_INVALID_PARAM = (10003, "invalid param")

@@ -23,7 +23,14 @@ import aiohttp
 import httpx
 
 from bot.retry import retrying
-from sources.feishu.sdk import AccessTokenType, BaseRequest, BaseResponse, HttpMethod, RequestOption
+from sources.feishu.sdk import (
+    AccessTokenType,
+    BaseRequest,
+    BaseResponse,
+    GetMessageResourceRequest,
+    HttpMethod,
+    RequestOption,
+)
 from sources.feishu.transport import JsonResponse, KeptAliveTransport
 
 log = logging.getLogger(__name__)
@@ -223,3 +230,27 @@ def _rate_limit_reset(headers: dict[str, Any] | None, code: int | None) -> float
             except ValueError:
                 return None
     return 1.0 if code in (RATE_LIMITED, CHAT_RATE_LIMITED) else None
+
+
+async def message_resource(
+    api: FeishuApi, message_id: str, file_key: str, *, image: bool, max_bytes: int
+) -> bytes:
+    """A message's image or file (voice and video are files), at most `max_bytes`
+    (`sources.feishu.transport.ResourceTooLarge` past it): `GET /open-apis/im/v1/messages/
+    :message_id/resources/:file_key?type=image|file`
+    (https://open.feishu.cn/document/server-docs/im-v1/message/get-2). Tried once: the
+    caller backs a failing resource off on its row (and parks it), so a failing download
+    holds no worker slot while it waits."""
+    request = (
+        GetMessageResourceRequest.builder()
+        .message_id(message_id)
+        .file_key(file_key)
+        .type("image" if image else "file")
+        .build()
+    )
+    resp = await api.call(
+        "im.message.resource",
+        lambda opt: api.transport.download(request, opt, max_bytes=max_bytes),
+        attempts=1,
+    )
+    return resp.raw.content if resp.raw is not None else b""

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from bot.channels.api_usage import ApiUsageCounter
 from bot.channels.feishu.api import FeishuApi
+from bot.channels.feishu.attachments import FeishuAttachmentFetcher
 from bot.channels.feishu.envelope import EnvelopeOpener
 from bot.channels.feishu.lookup import FeishuMessageLookup
 from bot.channels.feishu.progress import FeishuProgressSender
@@ -90,6 +91,11 @@ class FeishuChannel:
                     instance_id=services.host.instance_id,
                     owner_open_id=s.owner,
                     concurrency=s.bot_concurrency,
+                )
+            )
+            services.host.add(
+                FeishuAttachmentFetcher(
+                    services.db, services.notifier, self.api, s, services.host.instance_id
                 )
             )
             if s.progress_cards:

@@ -19,6 +19,7 @@ import reprlib
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.channels.feishu.resources import attachment_refs
 from bot.channels.messages import InboundMessage, Mention
 from storage.types import UNSTORABLE
 
@@ -73,6 +74,7 @@ def normalize(body: dict[str, Any], *, bot_open_id: str | None) -> InboundMessag
     raw_text, unreadable = _read_content(message_type, msg.get("content"))
     if unreadable:
         ignored.append(unreadable)
+    attachments = attachment_refs(message_type, msg.get("content"), ignored)
     chat_type = _text(msg.get("chat_type"), "chat_type", ignored)
     message = InboundMessage(
         platform=PLATFORM,
@@ -90,6 +92,7 @@ def normalize(body: dict[str, Any], *, bot_open_id: str | None) -> InboundMessag
         parent_id=_optional_id(msg.get("parent_id"), "parent_id", ignored),
         root_id=_optional_id(msg.get("root_id"), "root_id", ignored),
         thread_id=_optional_id(msg.get("thread_id"), "thread_id", ignored),
+        attachments=attachments,
         raw=ev,
     )
     if ignored:
@@ -172,12 +175,33 @@ def _read_content(message_type: str, content: Any) -> tuple[str, str | None]:
             return UNREADABLE, f"text {reprlib.repr(text)}"
     elif message_type == "post":
         text = post_text(data)
-    elif message_type == "file" and isinstance(data.get("file_name"), str) and data["file_name"]:
-        text = f"[file: {data['file_name']}]"
+    elif message_type in ("file", "audio", "media"):
+        text = placeholder(message_type, data)
     else:
         return PLACEHOLDERS.get(message_type, f"[{message_type}]"), None
     storable = UNSTORABLE.sub("\ufffd", text)  # the database refuses NUL and lone surrogates
     return storable, None if storable == text else "a NUL or lone surrogate in the text"
+
+
+def placeholder(message_type: str, data: dict[str, Any]) -> str:
+    """A file, voice or video message as a line saying what it is: "[file: a.pdf]",
+    "[voice message, 12 s]" (the content's `duration` is in milliseconds)."""
+    name = data.get("file_name")
+    duration = data.get("duration")
+    seconds = (
+        f", {round(duration / 1000)} s"
+        if isinstance(duration, int) and not isinstance(duration, bool) and duration >= 0
+        else ""
+    )
+    if message_type == "audio":
+        return f"[voice message{seconds}]"
+    if message_type == "media":
+        return (
+            f"[video: {name}{seconds}]" if isinstance(name, str) and name else f"[video{seconds}]"
+        )
+    if isinstance(name, str) and name:
+        return f"[file: {name}]"
+    return PLACEHOLDERS.get(message_type, f"[{message_type}]")
 
 
 def post_text(data: dict[str, Any]) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from html import escape
 
 from bot.web.status.charts import Bar, bar_chart
-from bot.web.status.report import ROLE_ORDER, Item, StatusReport
+from bot.web.status.items import Item
+from bot.web.status.report import ROLE_ORDER, StatusReport
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#111827;max-width:980px}
@@ -68,6 +69,7 @@ def render(report: StatusReport) -> str:
         ("Discovery", _rows(report.discovery, "")),
         ("Outbox", _rows(report.outbox, "")),
         ("Parked input", _rows(report.parked, "Nothing parked: every input was handled.")),
+        ("Attachments", _rows(report.attachments, "No files, images or voice messages yet.")),
         (
             "Said on its own (why)",
             _rows(report.unasked, "Nothing yet: findings, task results and notices show here."),

@@ -21,6 +21,8 @@ from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
 from bot.sync.status import load_status
+from bot.web.status.attachments import attachment_items
+from bot.web.status.items import Item
 from storage.models import ApiUsage, InboxItem, Matter, Session
 from storage.repos import discovery as discovery_repo
 from storage.repos import inbox, memory_indexes, model_calls, outbox
@@ -43,14 +45,6 @@ ROLES = {  # model call purpose -> who made it
 ROLE_ORDER = ("Bot", "task agents", "reviewer", "summaries", "indexers", "discovery", "other")
 
 
-class Item(BaseModel):
-    name: str
-    state: str
-    detail: str = ""
-    red: bool = False
-    hint: str = ""
-
-
 class DayUsage(BaseModel):
     day: date
     tokens: dict[str, int]  # role -> input + output tokens
@@ -71,6 +65,7 @@ class StatusReport(BaseModel):
     discovery: list[Item]
     outbox: list[Item]
     parked: list[Item] = []  # input that failed every try, set aside (newest first)
+    attachments: list[Item] = []  # counts by state, and the parked ones
     unasked: list[Item]  # what the assistant said on its own lately, and why
     model_usage: list[DayUsage]
     feishu_api: list[ApiDay]
@@ -86,6 +81,7 @@ class StatusReport(BaseModel):
             self.discovery,
             self.outbox,
             self.parked,
+            self.attachments,
         )
         return sum(1 for group in groups for item in group if item.red)
 
@@ -102,6 +98,7 @@ async def build_report(services: Services) -> StatusReport:
         discovery=await _discovery(services, tz, now),
         outbox=await _outbox(services),
         parked=await _parked(services, tz),
+        attachments=await attachment_items(services, tz),
         unasked=await _unasked(services, tz),
         model_usage=await _model_usage(services, tz, now),
         feishu_api=api_days,
