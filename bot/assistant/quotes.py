@@ -41,9 +41,19 @@ async def quoted_messages(
     replies = [i for i in items if i.is_message and i.payload.get("parent_id")]
     if not replies:
         return {}
+    # A parent in the same batch is shown there already (every message of a Feishu thread
+    # replies to its root): named, not repeated.
+    refs = {i.message_id: i.ref for i in items if i.is_message and i.message_id}
     try:
         async with asyncio.timeout(DEADLINE):
-            return {i.id: [await _quote(services, conversation, i)] for i in replies}
+            return {
+                i.id: [
+                    f"(replies to {refs[parent]} above)"
+                    if (parent := str(i.payload["parent_id"])) in refs
+                    else await _quote(services, conversation, i)
+                ]
+                for i in replies
+            }
     except Exception as exc:  # never holds the batch back: each reply says it in a line
         log.warning("quotes of conversation %s: %s", conversation.id, exc)
         return {i.id: [CANNOT_SEE] for i in replies}

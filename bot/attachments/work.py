@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.attachments.records import Attached
 from bot.host.backoff import backoff, one_line
+from bot.host.memory import give_back_memory
 from bot.host.notify import Notifier
 from bot.host.workers import PoolWorker
 from storage.db import Database
@@ -80,6 +81,8 @@ class AttachmentWorker(PoolWorker[Attached], ABC):
             log.info("attachment %s: no longer ours (recalled or taken over)", unit.id)
         except Exception as exc:  # a bug or an outage: backed off, never retried hot
             await self.retry_later(unit, f"{type(exc).__name__}: {exc}")
+        finally:  # a file's bytes and text were briefly held: not for good
+            give_back_memory()
 
     @abstractmethod
     async def handle(self, unit: Attached) -> None:

@@ -45,7 +45,10 @@ class Model:
         return len(self.turns) >= turns
 
     def batch(self, turn: int) -> list[str]:
-        return words(self.turns[turn][-1].content or "")
+        """The words of the messages in the turn's batch (not of what they quote: a thread's
+        messages reply to its root, shown with them as quoted data)."""
+        shown = self.turns[turn][-1].content or ""
+        return words(re.sub(r"<data .*?</data>", "", shown, flags=re.S))
 
     def past(self, turn: int) -> list[str]:
         """The words of the earlier turns the model was shown (user and assistant alike)."""

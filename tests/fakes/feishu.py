@@ -387,9 +387,10 @@ class FeishuFake(
         record.status = response.status
         body = getattr(response, "body", None)
         if isinstance(body, bytes | bytearray):
-            try:
-                record.response = json.loads(body)
-            except ValueError:
+            try:  # an answer in JSON; a file (a message's resource) is kept as its bytes
+                is_json = response.content_type == "application/json"
+                record.response = json.loads(body) if is_json else bytes(body)
+            except (ValueError, RecursionError):
                 record.response = bytes(body)
         if self._take_fault(request, "drop") is not None and request.transport is not None:
             record.status = None
