@@ -121,19 +121,22 @@ class KeptAliveTransport:
             )
         return self._session
 
+    def _url(self, request: BaseRequest) -> str:
+        uri = request.uri
+        for key, value in (request.paths or {}).items():  # as the SDK's `_build_url`
+            uri = uri.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
+        return f"{self.domain}{uri}"
+
     async def send(
         self, request: BaseRequest, option: RequestOption, *, timeout: float | None = None
     ) -> JsonResponse:
         """`timeout`: seconds for this call, where the session's would be too short (a
         minute of speech to recognise)."""
-        uri = request.uri
-        for key, value in (request.paths or {}).items():  # as the SDK's `_build_url`
-            uri = uri.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
         body = None if request.body is None else json.loads(JSON.marshal(request.body))
         try:
             async with self._http().request(
                 request.http_method.name,
-                f"{self.domain}{uri}",
+                self._url(request),
                 params=request.queries,
                 json=body,
                 headers={"Authorization": f"Bearer {option.tenant_access_token}"},
@@ -158,12 +161,9 @@ class KeptAliveTransport:
         """A request whose answer is a file (a message's resource): on success a JsonResponse
         with code 0 and the bytes as `raw.content`, read in chunks and abandoned as soon as
         they pass `max_bytes` (ResourceTooLarge); an error is Feishu's JSON, as for `send`."""
-        uri = request.uri
-        for key, value in (request.paths or {}).items():
-            uri = uri.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
         try:
             async with self._http().get(
-                f"{self.domain}{uri}",
+                self._url(request),
                 params=request.queries,
                 headers={"Authorization": f"Bearer {option.tenant_access_token}"},
                 # A file of tens of MB takes longer than an API call; a stalled one is cut
