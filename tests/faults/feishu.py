@@ -17,6 +17,12 @@ from tests.fakes import FeishuFake
 SEND_PATH = "/open-apis/im/v1/messages"
 
 
+def _is_message_send(path: str) -> bool:
+    """A message created or a reply: not a receipt's reaction (`…/:id/reactions`), which
+    carries no `uuid` and is not what a held send is about."""
+    return path == SEND_PATH or (path.startswith(f"{SEND_PATH}/") and path.endswith("/reply"))
+
+
 @dataclass
 class HeldSend:
     uuid: str | None
@@ -50,7 +56,7 @@ class FeishuStandIn(FeishuFake):
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if self._hold_next > 0 and request.method == "POST" and request.path.startswith(SEND_PATH):
+        if self._hold_next > 0 and request.method == "POST" and _is_message_send(request.path):
             self._hold_next -= 1
             body = await request.json()
             held = HeldSend(body.get("uuid") if isinstance(body, dict) else None)
