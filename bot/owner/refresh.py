@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -38,7 +37,7 @@ LEASE_TTL = timedelta(seconds=60)  # a refresh is one HTTP call of at most 15 s
 RETRY_FIRST, RETRY_MOST = 30.0, 900.0  # seconds: a transient failure's backoff
 SIGN_IN_AGAIN = "sign in again"
 
-_locks: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
+_locks: dict[str, asyncio.Lock] = {}  # by Host instance id: one refresh at a time in it
 
 
 class SignInNeeded(Exception):
@@ -68,7 +67,7 @@ class Refresher:
 
     async def refresh(self, *, within: timedelta, honour_backoff: bool = True) -> Tokens:
         """The tokens, refreshed first when the access token expires within `within`."""
-        lock = _locks.setdefault(self.db, asyncio.Lock())
+        lock = _locks.setdefault(self.holder, asyncio.Lock())
         async with lock:
             async with self.db.write() as tx:
                 held = await leases.acquire(tx, LEASE, self.holder, LEASE_TTL, utcnow())

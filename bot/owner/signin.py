@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.config import Settings, reveal
+from bot.host.notify import Notifier
 from bot.owner.oauth import OAuthRefused, OAuthUnavailable, authorize_url, client_for
 from bot.owner.sealed import Tokens, seal
 from storage.db import Database
@@ -77,7 +78,9 @@ async def start(settings: Settings, db: Database, open_id: str) -> str:
     )
 
 
-async def complete(settings: Settings, db: Database, *, code: str, state: str) -> Outcome:
+async def complete(
+    settings: Settings, db: Database, notifier: Notifier, *, code: str, state: str
+) -> Outcome:
     """The callback: the state used once, the code exchanged, the tokens kept if the owner's."""
     off = refusal(settings)
     if off is not None:
@@ -119,6 +122,8 @@ async def complete(settings: Settings, db: Database, *, code: str, state: str) -
             refresh_expires_at=tokens.refresh_expires,
             now=utcnow(),
         )
+        await notifier.publish(tx, owner_signin.SIGNIN_TOPIC)
+    notifier.wake_local(owner_signin.SIGNIN_TOPIC)
     log.info("owner signed in; scopes: %s", tokens.scope or "(none named)")
     return Outcome(True, "Signed in. You can close this page.")
 

@@ -43,6 +43,7 @@ async def callback(services: Services | None, request: web.Request) -> web.Respo
     outcome = await complete(
         services.settings,
         services.db,
+        services.notifier,
         code=request.query.get("code", ""),
         state=request.query.get("state", ""),
     )

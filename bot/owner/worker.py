@@ -20,6 +20,7 @@ LONGEST_IDLE = 60.0  # seconds: a sign-in made by another replica is noticed wit
 
 class TokenRefreshWorker(Worker):
     name = "owner-token-refresh"
+    topics = (owner_signin.SIGNIN_TOPIC,)
 
     def __init__(self, refresher: Refresher, *, ahead: timedelta = REFRESH_AHEAD) -> None:
         self.refresher = refresher
@@ -33,7 +34,10 @@ class TokenRefreshWorker(Worker):
         if row is None or row.state == owner_signin.RED:
             return False
         now = utcnow()
-        due = row.access_expires_at - self.ahead
+        # Ahead of expiry, but never sooner than half the token's life: a token issued for
+        # less than `ahead` is not refreshed again and again as fast as Feishu answers.
+        life = row.access_expires_at - row.updated_at
+        due = row.access_expires_at - min(self.ahead, life / 2)
         if row.retry_at is not None:
             due = max(due, row.retry_at)
         if due > now:

@@ -13,6 +13,7 @@ from storage.models import OwnerSignInState, OwnerToken
 
 OWNER = "owner"  # the one row's name (and the sealed value's authenticated context)
 OK, RED = "ok", "red"
+SIGNIN_TOPIC = "owner_signin"  # a sign-in was stored: the refresh worker plans anew
 KEEP_USED_STATES = timedelta(days=1)  # a used or expired state is forgotten after this
 
 
