@@ -102,20 +102,20 @@ async def check_owner_signin(settings: Settings) -> Check:
     no failure (nothing needs it yet); a sign-in gone red is."""
     off = refusal(settings)
     if off is not None:
-        return Check("owner sign-in", True, off)
+        return Check("owner-signin", True, off)
     url = settings.resolved_database_url
     try:
         sqlite_file_must_exist(url)
     except DatabaseNotReady:
-        return Check("owner sign-in", True, "not signed in (no database yet)")
+        return Check("owner-signin", True, "not signed in (no database yet)")
     db = create_database(url)
     try:
         state = await read_sign_in_state(settings, db)
     except Exception as exc:
-        return Check("owner sign-in", False, f"cannot read it: {_brief(exc)}")
+        return Check("owner-signin", False, f"cannot read it: {_brief(exc)}")
     finally:
         await db.dispose()
-    return Check("owner sign-in", not state.red, state.line().removeprefix("owner sign-in: "))
+    return Check("owner-signin", not state.red, state.line().removeprefix("owner sign-in: "))
 
 
 async def check_feishu(settings: Settings) -> Check:

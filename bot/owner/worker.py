@@ -45,8 +45,9 @@ class TokenRefreshWorker(Worker):
             return False
         try:
             await self.refresher.refresh(within=self.ahead)
-        except SignInNeeded as exc:
+        except SignInNeeded as exc:  # red now, or unreadable (the key changed): not again soon
             log.warning("owner token not refreshed: %s", exc)
+            return False
         except TokenUnavailable as exc:  # backed off on the row, or another replica's turn
             log.info("owner token not refreshed yet: %s", exc)
             return False

@@ -251,6 +251,10 @@ class FeishuFake(
         value = value.strip()
         if not value.startswith(("t-", "u-")):
             raise FeishuApiError(MALFORMED_TOKEN, http_status=self.auth_error_status)
+        if value.startswith("u-"):  # a user's token (feishu_oauth.py): the app it was issued to
+            if not self.user_token_valid(value):
+                raise FeishuApiError(INVALID_TOKEN, http_status=self.auth_error_status)
+            return self.user_tokens[value].app_id
         token = self._tokens.get(value)
         if token is None or token.revoked or token.expires_at <= self.now():
             raise FeishuApiError(INVALID_TOKEN, http_status=self.auth_error_status)

@@ -4,6 +4,7 @@ callback or a /signin that must not work is refused with nothing stored."""
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 
 from sqlalchemy import update
@@ -53,6 +54,11 @@ async def test_owner_signs_in_and_no_token_is_in_the_database_in_plaintext(
         await say(w, "/status")
         status = (await replies(w, 2))[-1]
         assert "owner sign-in: signed in" in status and token not in status
+        async with w.app.http.get(f"{w.app.url}/status.json") as response:
+            page = await response.text()
+        [item] = [i for i in json.loads(page)["owner"] if i["name"] == "owner sign-in"]
+        assert item["state"].startswith("signed in") and not item["red"]
+        assert token not in page and issued.refresh_token not in page
 
 
 async def test_signout_deletes_the_tokens(make_world: WorldFactory) -> None:
