@@ -119,6 +119,18 @@ async def test_unknown_state_is_refused(make_world: WorldFactory) -> None:
         assert await stored(w) is None
 
 
+async def test_a_state_issued_to_someone_else_is_refused(make_world: WorldFactory) -> None:
+    """A state bound to another open_id (MAKA_OWNER changed since) signs no one in."""
+    async with signin_world(make_world) as w:
+        callback = await approve(w, await ask_for_link(w))
+        async with w.app.services.db.write() as tx:
+            await tx.execute(update(OwnerSignInState).values(open_id="ou_former_owner"))
+        answer = await open_callback(w, callback)
+        assert answer.status == 400 and "not the owner's" in answer.page
+        assert await stored(w) is None
+        assert w.fake.calls("/open-apis/authen/v2/oauth/token") == 0  # the code was not used
+
+
 async def test_a_code_for_another_user_is_refused(make_world: WorldFactory) -> None:
     async with signin_world(make_world) as w:
         w.fake.approving_user = "ou_someone_else"  # another person approves the owner's link
