@@ -160,6 +160,15 @@ class Settings(BaseSettings):
     # Behind a TLS-terminating reverse proxy: the address people open (its https makes the
     # login cookie Secure), and the proxies whose X-Forwarded-For/-Proto/-Host are believed.
     public_url: str | None = None
+    # Seals the owner's Feishu tokens at rest (bot/owner/crypto.py); without it /signin is
+    # refused. Changing it makes the stored sign-in unreadable: the owner signs in again.
+    secret_key: SecretStr | None = None
+    # What the owner's sign-in asks Feishu for (space-separated; offline_access gives the
+    # refresh token that keeps the sign-in alive beyond two hours).
+    feishu_oauth_scopes: str = (
+        "offline_access calendar:calendar task:task:write docx:document:readonly "
+        "wiki:wiki:readonly"
+    )
     trusted_proxies: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)
 
     owner: str | None = None

@@ -58,6 +58,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
     from bot.discovery.component import Discovery
     from bot.matters.component import Matters
     from bot.memory.indexes.component import MemoryIndexes
+    from bot.owner.component import OwnerSignIn
     from bot.sync.component import SourcesComponent
 
     components: list[Component] = [
@@ -66,6 +67,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
         SourcesComponent(),
         MemoryIndexes(),
         Discovery(),
+        OwnerSignIn(role),
     ]
     if role is not Role.WORKER:
         from bot.web.status.routes import StatusPage

@@ -712,3 +712,38 @@ class Attachment(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     lease_owner: Mapped[str | None] = mapped_column(String(128))
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class OwnerSignInState(Base):
+    """A pending `/signin`: the OAuth `state` (only its SHA-256 is kept), bound to the owner's
+    open_id, single use (`used_at`), short-lived (`expires_at`)."""
+
+    __tablename__ = "owner_signin_states"
+
+    state_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    open_id: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class OwnerToken(Base):
+    """The owner's Feishu sign-in: one row. `sealed` is the AES-GCM ciphertext of the tokens,
+    scopes, open_id and expiries (bot/owner/crypto.py); the expiries are repeated in the clear
+    only so the refresh can be scheduled. `version` grows with every write: a refresh stores
+    its rotated token only over the version it read. `state` is `ok` or `red` (sign in again,
+    nothing more is tried); a transient refresh failure sets `retry_at` (backed off)."""
+
+    __tablename__ = "owner_tokens"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    sealed: Mapped[bytes] = mapped_column(LargeBinary)
+    access_expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    refresh_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    state: Mapped[str] = mapped_column(String(16))
+    last_error: Mapped[str | None] = mapped_column(Text)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    retry_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    signed_in_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

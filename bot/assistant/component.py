@@ -14,6 +14,7 @@ from bot.matters.commands import register_matter_commands
 from bot.memory.commands import register_memory_commands
 from bot.memory.indexes.commands import register_index_commands
 from bot.memory.tools import install_memory_tools
+from bot.owner.commands import register_owner_commands
 from bot.services import Services
 from bot.sync.commands import register_sync_commands
 from bot.workhub.tools import install_workhub_tools
@@ -29,6 +30,7 @@ class Assistant:
         register_sync_commands(self.commands)
         register_discovery_commands(self.commands)
         register_why_command(self.commands)
+        register_owner_commands(self.commands)
         self.tools = bot_tool_registry(
             [install_workhub_tools, install_memory_tools, *(tool_installers or [])]
         )

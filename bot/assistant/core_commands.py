@@ -9,6 +9,7 @@ from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.assistant.failures import parked_lines
 from bot.assistant.visibility import USAGE_ELSEWHERE
 from bot.channels.api_usage import ApiUsageCounter
+from bot.owner.tokens import sign_in_state
 from storage.repos import admins, attachments, inbox, model_calls, outbox
 from storage.types import utcnow
 
@@ -109,6 +110,8 @@ async def status_report(ctx: CommandContext) -> str:
         f"search ({services.settings.search_backend.value}): {search_problem or 'ok'}",
         *parked,
     ]
+    if everything:  # the owner's own sign-in: only where everything may be seen
+        lines.append((await sign_in_state(services)).line())
     if not ctx.visibility.sees_usage:
         return "\n".join([*lines, f"model: {model}; {USAGE_ELSEWHERE}"])
     start_of_day = datetime.combine(utcnow().astimezone(tz).date(), time(), tz)

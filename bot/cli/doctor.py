@@ -15,6 +15,8 @@ from bot.config import SearchBackend, Settings, reveal
 from bot.llm.factory import NO_API_KEY
 from bot.llm.openai_compat import OpenAICompatibleProvider
 from bot.memory.search import SearchService, open_index
+from bot.owner.signin import refusal
+from bot.owner.tokens import read_sign_in_state
 from storage.db import DatabaseNotReady, create_database, describe_error
 from storage.migrate import current_revision, head_revision
 from storage.urls import masked_database_url, sqlite_file_of
@@ -95,6 +97,27 @@ async def check_search(settings: Settings) -> Check:
     return Check("search", True, f"embedded (tantivy) at {path}")
 
 
+async def check_owner_signin(settings: Settings) -> Check:
+    """Signed in or not, until when, the last error; never a token. Not being signed in is
+    no failure (nothing needs it yet); a sign-in gone red is."""
+    off = refusal(settings)
+    if off is not None:
+        return Check("owner-signin", True, off)
+    url = settings.resolved_database_url
+    try:
+        sqlite_file_must_exist(url)
+    except DatabaseNotReady:
+        return Check("owner-signin", True, "not signed in (no database yet)")
+    db = create_database(url)
+    try:
+        state = await read_sign_in_state(settings, db)
+    except Exception as exc:
+        return Check("owner-signin", False, f"cannot read it: {_brief(exc)}")
+    finally:
+        await db.dispose()
+    return Check("owner-signin", not state.red, state.line().removeprefix("owner sign-in: "))
+
+
 async def check_feishu(settings: Settings) -> Check:
     if not settings.feishu_configured:
         return Check("feishu", True, "not configured; the console channel at /console is used")
@@ -141,6 +164,7 @@ CHECKS: tuple[Callable[[Settings], Awaitable[Check]], ...] = (
     check_search,
     check_feishu,
     check_model,
+    check_owner_signin,
 )
 
 

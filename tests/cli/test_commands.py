@@ -69,6 +69,7 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         "search:",
         "feishu:",
         "model:",
+        "owner-signin:",
     }
 
 

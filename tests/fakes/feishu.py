@@ -42,6 +42,7 @@ from .feishu_models import (
     RecordedRequest,
     SentMessage,
 )
+from .feishu_oauth import OAuthHandlers
 from .feishu_reactions import Reaction, ReactionEvent, ReactionHandlers
 from .feishu_resources import FakeResource, ResourceHandlers
 from .feishu_speech import SpeechHandlers
@@ -117,7 +118,13 @@ class _Fault:
 
 
 class FeishuFake(
-    CardKitHandlers, ImHandlers, ReactionHandlers, ResourceHandlers, SpeechHandlers, WsHandlers
+    CardKitHandlers,
+    ImHandlers,
+    OAuthHandlers,
+    ReactionHandlers,
+    ResourceHandlers,
+    SpeechHandlers,
+    WsHandlers,
 ):
     """`async with FeishuFake() as fake:` then point clients at `fake.url`.
 
@@ -138,6 +145,7 @@ class FeishuFake(
         auth_error_status: int = 400,
     ) -> None:
         ImHandlers.__init__(self)
+        OAuthHandlers.__init__(self)
         CardKitHandlers.__init__(self)
         ReactionHandlers.__init__(self)
         ResourceHandlers.__init__(self)
@@ -168,6 +176,7 @@ class FeishuFake(
         app.router.add_get("/open-apis/bot/v3/info", self._bot_info)
         self.add_im_routes(app)
         self.add_cardkit_routes(app)
+        self.add_oauth_routes(app)
         self.add_reaction_routes(app)
         self.add_resource_routes(app)
         self.add_speech_routes(app)
@@ -242,6 +251,10 @@ class FeishuFake(
         value = value.strip()
         if not value.startswith(("t-", "u-")):
             raise FeishuApiError(MALFORMED_TOKEN, http_status=self.auth_error_status)
+        if value.startswith("u-"):  # a user's token (feishu_oauth.py): the app it was issued to
+            if not self.user_token_valid(value):
+                raise FeishuApiError(INVALID_TOKEN, http_status=self.auth_error_status)
+            return self.user_tokens[value].app_id
         token = self._tokens.get(value)
         if token is None or token.revoked or token.expires_at <= self.now():
             raise FeishuApiError(INVALID_TOKEN, http_status=self.auth_error_status)

@@ -61,6 +61,8 @@ from storage.models import (
     Matter,
     MemoryIndex,
     OutboxMessage,
+    OwnerSignInState,
+    OwnerToken,
     Session,
     SessionEvent,
     SessionSummary,
@@ -675,6 +677,8 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         "/discovery status",
         "/discovery every 1s",
         *(f"/why {n}" for n in range(1, 6)),
+        "/signin",
+        "/signout",
     ]
     if not admin:
         cases += [f"/discovery {a}" for a in ("on", "off", "run", "quiet 22-8", "budget 1")]
@@ -708,6 +712,10 @@ async def snapshot(team: RedTeam) -> dict[str, Any]:
             "wanted": sorted(
                 (r.name, r.wanted_at) for r in (await s.scalars(select(Source))).all()
             ),
+            "sign-in": (
+                (await s.scalars(select(OwnerSignInState.state_hash))).all(),
+                (await s.scalars(select(OwnerToken.version))).all(),
+            ),
         }
 
 
@@ -735,6 +743,8 @@ async def try_every_command(
     for n in range(1, 6):  # the owner's first inbox items: never explained elsewhere
         assert replies[f"/why {n}"] == f"No message {n} of mine here.", replies[f"/why {n}"]
     assert not any(name in replies["/sync status"] for name in OWNER_SOURCE_NAMES)
+    for case in ("/signin", "/signout"):  # the owner's own Feishu sign-in: theirs alone
+        assert replies[case].startswith("not permitted: only the owner"), replies[case]
     if admin:
         assert "usage is shown in the owner's DM" in replies["/status"]
         assert "calls today" not in replies["/status"]

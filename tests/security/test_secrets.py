@@ -31,6 +31,7 @@ SECRETS = {
     "MAKA_MEILI_KEY": "meilikey-Wc5t0yN",
     "MAKA_EMAIL_PASSWORD": "mailpass-Gx2r7uM",
     "MAKA_ADMIN_TOKEN": "admintoken-Fz9e4kB",
+    "MAKA_SECRET_KEY": "secretkey-Pn5c8vD",
 }
 DB_PASSWORD = "dbpass-Ty8w3iQ"
 MALFORMED_URL = f"postgresql://maka:{DB_PASSWORD}@db.internal:five432/maka"  # port: no number
@@ -131,6 +132,8 @@ async def test_doctor_fails_every_check_in_a_line_each_without_a_secret(tmp_path
         MAKA_DATABASE_URL=UNREACHABLE_URL,
         MAKA_SEARCH_BACKEND="meilisearch",
         MAKA_MEILI_URL=f"http://{CLOSED}",
+        MAKA_PUBLIC_URL="https://maka.example.com",  # sign-in on: its check reads the database
+        MAKA_OWNER="ou_owner",
     )
     code, out = await _run(["doctor"], env)
     assert_no_secret(out, "maka doctor")
@@ -141,6 +144,7 @@ async def test_doctor_fails_every_check_in_a_line_each_without_a_secret(tmp_path
         ["FAIL", "search:"],
         ["FAIL", "feishu:"],
         ["FAIL", "model:"],
+        ["FAIL", "owner-signin:"],
     ], out
     assert lines[0].startswith("FAIL  database: " + UNREACHABLE_SHOWN), out
     assert f"http://{CLOSED}/v1" in lines[3]  # the model endpoint that refused

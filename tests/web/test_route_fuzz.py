@@ -40,9 +40,11 @@ ROUTES = {  # every route the app has; the test fails when one is added without 
     ("GET", "/console"), ("GET", "/console/"), ("POST", "/console/api/login"),
     ("GET", "/console/api/messages"), ("POST", "/console/api/messages"),
     ("POST", "/console/api/clicks"),
-    ("POST", "/feishu/events"),
+    ("POST", "/feishu/events"), ("GET", "/feishu/oauth/callback"),
 }  # fmt: skip
-NEEDS_THE_DATABASE = {"/readyz", "/status", "/status.json", "/console/api/messages"}
+NEEDS_THE_DATABASE = {
+    "/readyz", "/status", "/status.json", "/console/api/messages", "/feishu/oauth/callback",
+}  # fmt: skip
 
 BODIES = [
     b"",
@@ -79,6 +81,9 @@ QUERIES = [
     "?chat=group&as=member",
     "?chat=dm&chat=group&as[]=1&%00=%00",
     "?" + "&".join(f"k{i}=v" for i in range(1000)),
+    "?code=%00&state=%ff%fe%00",
+    "?code=c&state=" + "s" * 5000,
+    "?error=access_denied&state=x",
 ]
 HEADERS: list[dict[str, str]] = [
     {},
@@ -124,6 +129,7 @@ async def full_app(
         feishu_app_id=app_id, feishu_app_secret=app_secret, feishu_encrypt_key=ENCRYPT_KEY,
         feishu_verification_token=VERIFICATION_TOKEN, feishu_domain=fake.url,
         trusted_proxies="127.0.0.0/8", public_url="https://maka.example.com",
+        secret_key="fuzz-secret-key",  # the OAuth callback reads its state from the database
     )  # fmt: skip
     async with running_app(settings, bot=EchoComponent()) as app:
         limits = app.app[LOGIN_LIMITS]  # every body reaches the code past the login limit

@@ -19,6 +19,7 @@ from bot.discovery.schedule import start_of_day
 from bot.host.backoff import one_line
 from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
+from bot.owner.tokens import sign_in_state
 from bot.services import Services
 from bot.sync.status import load_status
 from bot.web.status.attachments import attachment_items
@@ -66,6 +67,7 @@ class StatusReport(BaseModel):
     outbox: list[Item]
     parked: list[Item] = []  # input that failed every try, set aside (newest first)
     attachments: list[Item] = []  # counts by state, and the parked ones
+    owner: list[Item] = []  # the owner's Feishu sign-in (never a token)
     unasked: list[Item]  # what the assistant said on its own lately, and why
     model_usage: list[DayUsage]
     feishu_api: list[ApiDay]
@@ -82,6 +84,7 @@ class StatusReport(BaseModel):
             self.outbox,
             self.parked,
             self.attachments,
+            self.owner,
         )
         return sum(1 for group in groups for item in group if item.red)
 
@@ -99,6 +102,7 @@ async def build_report(services: Services) -> StatusReport:
         outbox=await _outbox(services),
         parked=await _parked(services, tz),
         attachments=await attachment_items(services, tz),
+        owner=await _owner(services, tz),
         unasked=await _unasked(services, tz),
         model_usage=await _model_usage(services, tz, now),
         feishu_api=api_days,
@@ -115,6 +119,33 @@ def _indexed_through(checkpoint: dict[str, object] | None) -> str:
     """A follower's checkpoint as a person reads it (it was shown as the dict it is stored as)."""
     seq = (checkpoint or {}).get("seq")
     return f"indexed through entry {seq}" if seq else "nothing to index yet"
+
+
+async def _owner(services: Services, tz: tzinfo) -> list[Item]:
+    state = await sign_in_state(services)
+    if state.signed_in:
+        lasts = _when(state.refresh_expires_at, tz) if state.refresh_expires_at else "unknown"
+        return [
+            Item(
+                name="owner sign-in",
+                state=f"signed in; token expires {_when(state.expires_at, tz)}",
+                detail=f"sign-in lasts until {lasts}"
+                + (
+                    f"; last error: {one_line(state.last_error, ERROR_SHOWN)}"
+                    if state.last_error
+                    else ""
+                ),
+            )
+        ]
+    return [
+        Item(
+            name="owner sign-in",
+            state="sign in again" if state.red else "not signed in",
+            detail=one_line(state.last_error or "", ERROR_SHOWN),
+            red=state.red,
+            hint="the owner sends /signin in their direct message with the assistant",
+        )
+    ]
 
 
 async def _sources(services: Services, tz: tzinfo) -> list[Item]:

@@ -157,7 +157,7 @@ password by Kubernetes ($(POSTGRES_PASSWORD) expansion).
 */}}
 {{- define "maka.secretEnv" -}}
 {{- $secret := include "maka.secretName" . -}}
-{{- range $key := list "MAKA_FEISHU_APP_SECRET" "MAKA_FEISHU_ENCRYPT_KEY" "MAKA_FEISHU_VERIFICATION_TOKEN" "MAKA_MODEL_API_KEY" "MAKA_EMAIL_PASSWORD" "MAKA_ADMIN_TOKEN" }}
+{{- range $key := list "MAKA_FEISHU_APP_SECRET" "MAKA_FEISHU_ENCRYPT_KEY" "MAKA_FEISHU_VERIFICATION_TOKEN" "MAKA_MODEL_API_KEY" "MAKA_EMAIL_PASSWORD" "MAKA_ADMIN_TOKEN" "MAKA_SECRET_KEY" }}
 - name: {{ $key }}
   valueFrom:
     secretKeyRef: {name: {{ $secret }}, key: {{ $key }}, optional: true}
