@@ -177,7 +177,9 @@ class FeishuSender(OutboxSender):
     async def _create(self, chat_id: str, msg_type: str, content: str, uuid: str) -> str:
         request = (
             CreateMessageRequest.builder()
-            .receive_id_type("chat_id")
+            # An action may address a person by open_id (bot/actions/messages.py); Feishu
+            # then delivers to their DM with the bot.
+            .receive_id_type("open_id" if chat_id.startswith("ou_") else "chat_id")
             .request_body(
                 CreateMessageRequestBody.builder()
                 .receive_id(chat_id)
