@@ -42,7 +42,8 @@ def card_view(action: Action, where: str, tz: tzinfo, *, buttons: bool = True) -
     else:
         lines.append(f"Now: {line(action, tz)}")
         shown = ()
-    return Card(f"Action #{action.id}: approve?", "\n".join(lines), shown if buttons else ())
+    title = f"Action #{action.id}: " + ("approve?" if shown else action.state)
+    return Card(title, "\n".join(lines), shown if buttons else ())
 
 
 def _clip(text: str) -> str:

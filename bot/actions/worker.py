@@ -44,6 +44,7 @@ class ActionWorker(Worker):
         timeout: float = 120.0,  # one executor call; well inside the lease
         max_attempts: int = 5,
         batch: int = 10,
+        retry_first: float = RETRY_FIRST,
     ) -> None:
         self.services = services
         self.owner = owner or services.host.instance_id
@@ -51,6 +52,7 @@ class ActionWorker(Worker):
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.batch = batch
+        self.retry_first = retry_first
         self._swept_at = float("-inf")
 
     async def run_once(self) -> bool:
@@ -126,7 +128,7 @@ class ActionWorker(Worker):
                     error=f"gave up after {action.attempts} tries: {error}",
                 )
                 return
-            wait = backoff(action.attempts, first=RETRY_FIRST, most=RETRY_MOST)
+            wait = backoff(action.attempts, first=self.retry_first, most=RETRY_MOST)
             await repo.retry_later(
                 tx, action.id, self.owner, at=now + timedelta(seconds=wait), error=error
             )
