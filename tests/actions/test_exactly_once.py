@@ -21,10 +21,10 @@ from storage.repos import actions as repo
 from storage.repos import timers
 from storage.types import utcnow
 from tests.actions.support import GROUP, actions, click, settled, texts_in, the_approval_card
-from tests.actions.test_approval import HELLO, asks_to_send
 from tests.assistant.support import bot_world, quiet, say, send
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import OWNER, WorldFactory
+from tests.security.test_action_approvals import HELLO, asks_to_send
 from tests.seed import owner_dm
 from tests.waiting import wait_until
 

@@ -21,6 +21,7 @@ from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.services import Services
 from bot.sync.status import load_status
+from bot.web.status.actions import action_items
 from bot.web.status.attachments import attachment_items
 from bot.web.status.items import Item
 from storage.models import ApiUsage, InboxItem, Matter, Session
@@ -66,6 +67,7 @@ class StatusReport(BaseModel):
     outbox: list[Item]
     parked: list[Item] = []  # input that failed every try, set aside (newest first)
     attachments: list[Item] = []  # counts by state, and the parked ones
+    actions: list[Item] = []  # outward actions: who asked, who approved, what came of it
     unasked: list[Item]  # what the assistant said on its own lately, and why
     model_usage: list[DayUsage]
     feishu_api: list[ApiDay]
@@ -82,6 +84,7 @@ class StatusReport(BaseModel):
             self.outbox,
             self.parked,
             self.attachments,
+            self.actions,
         )
         return sum(1 for group in groups for item in group if item.red)
 
@@ -99,6 +102,7 @@ async def build_report(services: Services) -> StatusReport:
         outbox=await _outbox(services),
         parked=await _parked(services, tz),
         attachments=await attachment_items(services, tz),
+        actions=await action_items(services, tz),
         unasked=await _unasked(services, tz),
         model_usage=await _model_usage(services, tz, now),
         feishu_api=api_days,

@@ -1,7 +1,10 @@
-"""Acting as the bot with the owner's approval, through the real Bot and the Feishu fake: an
-approval card reaches the owner's DM, nothing is sent before the click, after Approve the
-message goes out exactly once (a click delivered twice is one click), Reject sends nothing,
-an approval after expiry does nothing, and a standing /allow skips the card."""
+"""Red team of outward actions, through the real Bot and the Feishu fake: an approval card
+reaches the owner's DM and nothing is sent before the click; after Approve the message goes
+out exactly once (a click delivered twice is one click); Reject sends nothing; an approval
+after expiry does nothing; a group member's request, typed /approve or forged click (a
+non-owner clicking the owner's Approve) does nothing; a standing /allow skips the card, and
+only one of that chat lets a non-owner act. (Every action tool tried by every attacker, with
+nothing run: tests/security/test_red_team.py, `nothing_acted`.)"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from bot.llm.scripted import ScriptedProvider
+from bot.web.status.report import build_report
 from storage.models import Action
 from storage.types import utcnow
 from tests.actions.support import (
@@ -85,6 +89,15 @@ async def test_a_message_as_the_bot_waits_for_the_owners_approve_and_goes_out_on
         assert redrawn.message_id == card.message_id and not buttons(redrawn.body)
         assert f"approved by {OWNER}" in redrawn.content  # as it was at the click
 
+        await say(w, "/why action 1")
+        why = await reply_to(w, "/why action 1")
+        assert why.startswith("Action #1 (send_message), asked "), why
+        assert "because: the owner asked me to greet the team" in why
+        assert f"#1 done: send a message as the bot to {GROUP}" in why
+        assert f"approved by {OWNER} " in why and "sent to oc_group" in why
+        await say_in_group(w, "/why action 1", sender=OWNER)  # asked in the DM: not here
+        assert await reply_to(w, "/why", GROUP) == "No action 1 here."
+
 
 async def _sent(w: FeishuWorld, chat_id: str, n: int) -> bool:
     return len(texts_in(w, chat_id)) >= n
@@ -136,6 +149,11 @@ async def test_a_standing_allow_skips_the_card_and_the_row_says_which_allowed_it
         assert approval_cards(w) == []
         assert (row.decided_by, row.permission_id) == ("allow #1", 1)
         assert texts_in(w, GROUP) == ["hello team"]
+        shown = (await build_report(w.app.services)).actions
+        assert shown[0].state == "1 done"
+        assert shown[1].name == "action #1 (send_message)"
+        assert shown[1].state.startswith(f"done; asked by {OWNER} ")
+        assert "; approved by allow #1 " in shown[1].state
 
 
 async def test_a_group_member_causes_nothing_until_the_owner_approves_or_allows_it_there(
