@@ -728,6 +728,9 @@ class Action(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     kind: Mapped[str] = mapped_column(String(32))
+    # The request that proposed it (a Bot turn's tool call), when it has a stable id: a turn
+    # run again after a crash proposes nothing twice.
+    request_key: Mapped[str | None] = mapped_column(String(200), unique=True)
     params: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     summary: Mapped[str] = mapped_column(Text)  # the action in plain words
     requester: Mapped[str] = mapped_column(String(128))

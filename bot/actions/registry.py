@@ -83,6 +83,12 @@ class Proposed:
     action_id: int | None = None
 
 
+def _outcome(state: str) -> Literal["running", "waiting", "refused"]:
+    if state == repo.PROPOSED:
+        return "waiting"
+    return "running" if state in (repo.APPROVED, repo.RUNNING, repo.DONE) else "refused"
+
+
 async def propose(
     services: Services,
     *,
@@ -91,10 +97,13 @@ async def propose(
     requester: str,
     conversation: Where,
     reason: str,
+    request_key: str | None = None,
 ) -> Proposed:
     """Write the ledger row for an outward action; it runs at once when a standing permission
     covers it, else waits for the owner's approval (a card in their DM). Refused, with no
-    row, when the kind is unknown, its parameters are unusable or its daily cap is reached."""
+    row, when the kind is unknown, its parameters are unusable or its daily cap is reached.
+    `request_key`: the proposing request's stable id (a Bot turn's tool call); proposed
+    again under it (the turn run again after a crash), the first row's state is the answer."""
     where = f"{conversation.platform}:{conversation.chat_id}"
     spec = _KINDS.get(kind)
     if spec is None:
@@ -108,6 +117,13 @@ async def propose(
         return Proposed("refused", "refused: no owner is configured (MAKA_OWNER) to approve it")
     since = datetime.combine(now.astimezone(settings.tz).date(), time(), settings.tz)
     async with services.db.write() as tx:
+        before = await repo.by_request(tx, request_key) if request_key else None
+        if before is not None:
+            return Proposed(
+                _outcome(before.state),
+                f"action #{before.id} was proposed before and is {before.state}: {before.summary}",
+                before.id,
+            )
         if await repo.count_since(tx, kind, since) >= settings.action_daily_cap:
             log_refusal(requester, f"{kind}: {summary}", where)
             return Proposed(
@@ -132,6 +148,7 @@ async def propose(
             reason=reason.strip()[:1000],
             expires_at=now + timedelta(hours=hours),
             now=now,
+            request_key=request_key,
         )
         action_id = row.id
         if permission is not None:

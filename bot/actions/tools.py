@@ -32,6 +32,7 @@ async def _proposed(ctx: TurnContext, kind: str, params: dict[str, object], reas
         requester=asker.open_id,
         conversation=ctx.conversation,
         reason=reason,
+        request_key=ctx.next_action_id(kind),  # the same call of a turn run again
     )
     return proposed.line
 

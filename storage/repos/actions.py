@@ -33,9 +33,11 @@ async def add(
     reason: str,
     expires_at: datetime,
     now: datetime,
+    request_key: str | None = None,
 ) -> Action:
     row = Action(
         kind=kind,
+        request_key=request_key,
         params=params,
         summary=summary,
         requester=requester,
@@ -53,6 +55,10 @@ async def add(
 
 async def get(tx: AsyncSession, action_id: int) -> Action | None:
     return await tx.get(Action, action_id, populate_existing=True)
+
+
+async def by_request(tx: AsyncSession, request_key: str) -> Action | None:
+    return await tx.scalar(select(Action).where(Action.request_key == request_key))
 
 
 async def decide(

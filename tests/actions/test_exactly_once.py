@@ -149,3 +149,28 @@ async def test_over_the_daily_cap_a_request_is_refused_in_one_line(
             "refused: today's cap of 1 send_message actions is reached (MAKA_ACTION_DAILY_CAP)",
         )
         assert len(await actions(w)) == 1
+
+
+async def test_a_turn_run_again_proposes_nothing_twice(make_world: WorldFactory) -> None:
+    async with make_world(role=Role.WEB, bot=Assistant(), model_provider=None) as w:
+        services = w.app.services
+        async with services.db.write() as s:
+            dm = await owner_dm(s)
+        params = {"platform": "feishu", "to": GROUP, "to_name": "team", "text": "hi"}
+        said = []
+        for _ in range(2):
+            proposed = await propose(
+                services, kind="send_message", params=params, requester=OWNER,
+                conversation=dm, reason="once", request_key="turn-7:send_message:1",
+            )  # fmt: skip
+            said.append(proposed)
+        assert [p.outcome for p in said] == ["waiting", "waiting"]
+        assert said[1].line == (
+            "action #1 was proposed before and is proposed: send a message as the bot to team: “hi”"
+        )
+        assert len(await actions(w)) == 1
+        async with services.db.read() as s:
+            cards = await s.scalars(
+                select(OutboxMessage.idempotency_key).where(OutboxMessage.content_type == "card")
+            )
+            assert list(cards) == ["action-card-1"]  # one card for the owner

@@ -31,6 +31,7 @@ def upgrade() -> None:
         "actions",
         sa.Column("id", _ID, nullable=False),
         sa.Column("kind", sa.String(length=32), nullable=False),
+        sa.Column("request_key", sa.String(length=200), nullable=True),
         sa.Column("params", storage.types.JSONType, nullable=False),
         sa.Column("summary", sa.Text(), nullable=False),
         sa.Column("requester", sa.String(length=128), nullable=False),
@@ -55,6 +56,7 @@ def upgrade() -> None:
             name=op.f("fk_actions_conversation_id_conversations"),
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_actions")),
+        sa.UniqueConstraint("request_key", name=op.f("uq_actions_request_key")),
     )
     op.create_index("ix_actions_due", "actions", ["state", "next_attempt_at"], unique=False)
     op.create_index("ix_actions_kind_created", "actions", ["kind", "created_at"], unique=False)
