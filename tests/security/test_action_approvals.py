@@ -154,6 +154,8 @@ async def test_a_standing_allow_skips_the_card_and_the_row_says_which_allowed_it
         assert shown[1].name == "action #1 (send_message)"
         assert shown[1].state.startswith(f"done; asked by {OWNER} ")
         assert "; approved by allow #1 " in shown[1].state
+        await say(w, "/status")
+        assert "\nactions: 1 done" in await reply_to(w, "/status")
 
 
 async def test_a_group_member_causes_nothing_until_the_owner_approves_or_allows_it_there(
