@@ -38,13 +38,18 @@ class UnknownTarget(ValueError):
     """`to` names no chat or person the bot can address; the text says what to give."""
 
 
-async def resolve_target(tx: AsyncSession, platform: str, to: str) -> tuple[str, str]:
+async def resolve_target(
+    tx: AsyncSession, platform: str, to: str, within: int | None
+) -> tuple[str, str]:
     """(the id to send to, a name for people): a chat id (oc_…), an open_id (ou_…), or the
-    name of a chat the bot is in (exactly one)."""
+    name of a chat the bot is in (exactly one). `within`: the one conversation the asker
+    may see (the visibility rule; None: every one): names are looked up and shown only
+    there, so no one learns from the answer which other chats the bot is in."""
     to = to.strip()
     if to.startswith(("oc_", "ou_")):
         known = await conversations.by_chat(tx, platform, to) if to.startswith("oc_") else None
-        name = known.name if known is not None and known.name else None
+        seen = known is not None and within in (None, known.id)
+        name = known.name if seen and known is not None and known.name else None
         return to, f"{name} ({to})" if name else to
     if not to:
         raise UnknownTarget("say who to send it to: a chat's name or id (oc_…), or an open_id")
@@ -54,6 +59,7 @@ async def resolve_target(tx: AsyncSession, platform: str, to: str) -> tuple[str,
             .where(
                 Conversation.platform == platform,
                 func.lower(Conversation.name) == to.lower().removeprefix("#"),
+                *([Conversation.id == within] if within is not None else []),
             )
             .limit(2)
         )

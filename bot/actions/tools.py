@@ -38,9 +38,12 @@ async def _proposed(ctx: TurnContext, kind: str, params: dict[str, object], reas
 
 
 async def _target(ctx: TurnContext, to: str) -> tuple[str, str]:
+    visibility = (await asker_of(ctx)).visibility
+    # 0: no conversation has it (an asker who sees nothing learns no name either)
+    within = 0 if visibility.sees_nothing else visibility.only_conversation
     async with ctx.services.db.read() as tx:
         try:
-            return await resolve_target(tx, ctx.conversation.platform, to)
+            return await resolve_target(tx, ctx.conversation.platform, to, within)
         except UnknownTarget as exc:
             raise ToolError(str(exc)) from None
 

@@ -14,7 +14,7 @@ from sqlalchemy import update
 
 from bot.llm.scripted import ScriptedProvider
 from bot.web.status.report import build_report
-from storage.models import Action
+from storage.models import Action, Conversation
 from storage.types import utcnow
 from tests.actions.support import (
     GROUP,
@@ -183,3 +183,25 @@ async def test_a_group_member_causes_nothing_until_the_owner_approves_or_allows_
         await quiet(w)
         assert texts_in(w, "oc_dm") == ["hi from the bot"]
         assert len(approval_cards(w)) == 1
+
+
+async def test_a_group_member_learns_no_other_chats_name_from_the_tool(
+    make_world: WorldFactory,
+) -> None:
+    provider = ScriptedProvider(
+        [
+            send("send_message", {**HELLO, "to": "owner dm"}),  # the owner's DM, by its name
+            send("send_message", {**HELLO, "to": OWNER_DM}),  # by its id
+            sleep_step,
+        ]
+    )
+    async with bot_world(make_world, provider) as w:
+        await say(w, "/whoami")  # the owner's DM is known to the bot, named "owner dm"
+        async with w.app.services.db.write() as s:
+            await s.execute(update(Conversation).values(name="owner dm"))
+        await say_in_group(w, "send the owner a note")
+        await the_approval_card(w)
+        await quiet(w)
+        by_name, by_id = dict.fromkeys(tool_results(provider, "send_message"))  # each once
+        assert "no chat named 'owner dm' that I know" in by_name, by_name
+        assert "owner dm" not in by_id and OWNER_DM in by_id, by_id
