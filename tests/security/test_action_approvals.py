@@ -205,3 +205,18 @@ async def test_a_group_member_learns_no_other_chats_name_from_the_tool(
         by_name, by_id = dict.fromkeys(tool_results(provider, "send_message"))  # each once
         assert "no chat named 'owner dm' that I know" in by_name, by_name
         assert "owner dm" not in by_id and OWNER_DM in by_id, by_id
+
+
+async def test_the_owners_card_works_before_the_owner_ever_wrote_to_the_bot(
+    make_world: WorldFactory,
+) -> None:
+    provider = ScriptedProvider(asks_to_send(to="oc_dm", text="hi from the bot"))
+    async with bot_world(make_world, provider) as w:
+        await say_in_group(w, "send ou_user a hi")  # the owner's DM is not known yet
+        card = await the_approval_card(w)
+        assert card.receive_id_type == "open_id" and card.receive_id == OWNER
+        await click(w, card, "Approve")
+        await settled(w, 1, "done")
+        await wait_until(lambda: _sent(w, "oc_dm", 1), what="the approved message")
+        await quiet(w)
+        assert texts_in(w, "oc_dm") == ["hi from the bot"]
