@@ -203,6 +203,10 @@ class Settings(BaseSettings):
 
     # A progress card (steps, then done) on turns and Matters that take time (bot/progress.py).
     progress_cards: bool = True
+    # Outward actions (bot/actions/): how long an approval card may wait for the owner, and
+    # how many actions of one kind may be proposed a day (counted from local midnight).
+    action_approval_hours: float = Field(default=24.0, gt=0, le=30 * 24, description="hours")
+    action_daily_cap: int = Field(default=50, ge=0, le=10_000)
     # Free Feishu tenants have a monthly API quota; the status page shows use against it.
     feishu_api_quota: int = Field(default=10_000, ge=0, description="API calls a month")
 

@@ -54,6 +54,7 @@ class Component(Protocol):
 
 
 def components_for(settings: Settings, role: Role, bot: Component | None = None) -> list[Component]:
+    from bot.actions.component import Actions
     from bot.assistant.component import Assistant
     from bot.discovery.component import Discovery
     from bot.matters.component import Matters
@@ -68,6 +69,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
         MemoryIndexes(),
         Discovery(),
         OwnerSignIn(role),
+        Actions(),
     ]
     if role is not Role.WORKER:
         from bot.web.status.routes import StatusPage

@@ -747,3 +747,54 @@ class OwnerToken(Base):
     retry_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     signed_in_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Action(Base):
+    """One proposed outward action (bot/actions/): proposed → approved | rejected | expired →
+    running → done | failed. Approved rows are claimed with a lease by the action worker; the
+    platform's idempotency key is derived from `id` (bot/actions/ledger.py), so a run again
+    after a crash is the same request to the platform, not a second one."""
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        Index("ix_actions_due", "state", "next_attempt_at"),
+        Index("ix_actions_kind_created", "kind", "created_at"),  # the per-day caps
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    # The request that proposed it (a Bot turn's tool call), when it has a stable id: a turn
+    # run again after a crash proposes nothing twice.
+    request_key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    params: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    summary: Mapped[str] = mapped_column(Text)  # the action in plain words
+    requester: Mapped[str] = mapped_column(String(128))
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    state: Mapped[str] = mapped_column(String(16))
+    decided_by: Mapped[str | None] = mapped_column(String(128))  # who approved or rejected
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    permission_id: Mapped[int | None] = mapped_column(BigInteger)  # the /allow that approved
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)  # an approval after it: none
+    result: Mapped[str | None] = mapped_column(Text)  # the executor's one line
+    last_error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ActionPermission(Base):
+    """A standing `/allow KIND`: in one conversation (anyone there may cause that kind), or
+    everywhere (`conversation_id` NULL: the owner's own requests, anywhere)."""
+
+    __tablename__ = "action_permissions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    conversation_id: Mapped[int | None] = mapped_column(ForeignKey("conversations.id"))
+    granted_by: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.actions.commands import register_action_commands
+from bot.actions.tools import install_action_tools
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.core_commands import register_core_commands
 from bot.assistant.tools import ToolInstaller, bot_tool_registry
@@ -31,8 +33,14 @@ class Assistant:
         register_discovery_commands(self.commands)
         register_why_command(self.commands)
         register_owner_commands(self.commands)
+        register_action_commands(self.commands)
         self.tools = bot_tool_registry(
-            [install_workhub_tools, install_memory_tools, *(tool_installers or [])]
+            [
+                install_workhub_tools,
+                install_memory_tools,
+                install_action_tools,
+                *(tool_installers or []),
+            ]
         )
 
     def add_routes(self, app: web.Application) -> None:

@@ -10,7 +10,7 @@ from bot.assistant.failures import parked_lines
 from bot.assistant.visibility import USAGE_ELSEWHERE
 from bot.channels.api_usage import ApiUsageCounter
 from bot.owner.tokens import sign_in_state
-from storage.repos import admins, attachments, inbox, model_calls, outbox
+from storage.repos import actions, admins, attachments, inbox, model_calls, outbox
 from storage.types import utcnow
 
 
@@ -93,6 +93,10 @@ async def status_report(ctx: CommandContext) -> str:
                     f"attachments: {stuck} parked (could not be downloaded or read after "
                     "every try; the status page lists them)"
                 )
+            by_state = await actions.count_by_state(tx)  # outward actions (/actions lists them)
+            if by_state:
+                named = (s for s in actions.STATES if by_state.get(s))
+                parked.append("actions: " + ", ".join(f"{by_state[s]} {s}" for s in named))
     states = services.host.status().items()
     pending, failed, uncertain = (
         outbox_states.get(k, 0) for k in ("pending", "failed", "uncertain")

@@ -3,7 +3,11 @@ asked (a discovery finding, a task's result or failure, an index notice) ends wi
 "(why: /why ID)"; ID is the notice that started that turn. The answer shows that notice and
 what stands behind it: the finding with its evidence refs, or the task with its state and last
 settle. Only in the chat the message went to (the visibility rule: a notice belongs to its
-conversation)."""
+conversation).
+
+`/why action N`: why an outward action happened (bot/actions/): who asked, where and why, who
+approved it (the owner, or which standing /allow) and when, and what came of it. The owner's
+DM sees every action; another chat only those asked for there."""
 
 from __future__ import annotations
 
@@ -12,17 +16,22 @@ from datetime import tzinfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.actions.ledger import line, when
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.parsing import parse_id
 from storage.models import Finding, InboxItem, Matter
-from storage.repos import operations
+from storage.repos import actions, operations
 
-USAGE = "/why ID (the number after 'why:' in a message the assistant sent on its own)"
+USAGE = (
+    "/why ID (the number after 'why:' in a message the assistant sent on its own) | /why action N"
+)
 
 
 def register_why_command(registry: CommandRegistry) -> None:
     @registry.command("why", usage=USAGE, summary="why the assistant wrote on its own")
     async def why_cmd(ctx: CommandContext, args: list[str]) -> str:
+        if len(args) == 2 and args[0] == "action":
+            return await why_action(ctx, args[1])
         if len(args) != 1:
             raise UsageError()
         try:
@@ -51,6 +60,25 @@ def register_why_command(registry: CommandRegistry) -> None:
                 if i.kind != "user_message"
             ]
         return "\n".join(["I wrote because of:", *lines])
+
+
+async def why_action(ctx: CommandContext, number: str) -> str:
+    try:
+        action_id = parse_id(number)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    within = ctx.visibility.only_conversation
+    async with ctx.services.db.read() as tx:
+        action = await actions.get(tx, action_id) if action_id is not None else None
+    seen = action is not None and not ctx.visibility.sees_nothing
+    if action is None or not seen or (within is not None and action.conversation_id != within):
+        return f"No action {number.removeprefix('#')} here."
+    tz = ctx.services.settings.tz
+    reason = action.reason or "(no reason given)"
+    return (
+        f"Action #{action.id} ({action.kind}), asked {when(action.created_at, tz)} because: "
+        f"{reason}\n{line(action, tz)}"
+    )
 
 
 async def explain(tx: AsyncSession, item: InboxItem, tz: tzinfo) -> str:

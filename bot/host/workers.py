@@ -40,6 +40,7 @@ from bot.host.notify import Notifier
 from storage import claims
 from storage.db import Database
 from storage.models import (
+    Action,
     Attachment,
     DiscoveryState,
     Matter,
@@ -61,6 +62,7 @@ BACKOFF_START, MAX_BACKOFF = 0.2, 10.0  # seconds between tries of a worker that
 WORKER_ERRORS = Counter("maka_worker_errors_total", "Unhandled errors in worker steps", ["worker"])
 # Every table whose rows are claimed with leases; the Host hands them back on shutdown.
 CLAIMABLE_TABLES: tuple[type[claims.Claimable], ...] = (
+    Action,
     Attachment,
     Timer,
     OutboxMessage,

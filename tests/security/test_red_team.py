@@ -54,6 +54,8 @@ from bot.matters.service import MatterService
 from bot.matters.tools import matter_tools
 from bot.workhub.candidates import candidate_ref
 from storage.models import (
+    Action,
+    ActionPermission,
     Admin,
     DiscoveryState,
     InboxItem,
@@ -104,6 +106,18 @@ ADMIN, MEMBER, USER = "ou_admin", "ou_member", "ou_user"
 # The owner's sources as /sync status names them in the owner's DM.
 OWNER_SOURCE_NAMES = ("email:INBOX", f"feishu:{OWNER_DM}")
 NOT_SHARING = "not permitted: only the owner shares sources"
+OWNER_ONLY = "not permitted: only the owner approves or allows actions"
+# Every way to approve or allow an action: refused to anyone but the owner.
+ACTION_COMMANDS = (
+    "/approve 1",
+    "/approve #2",
+    "/reject 1",
+    "/allow send_message here",
+    "/allow send_message",
+    "/allow list",
+    "/allow revoke 1",
+)
+LATER = utcnow() + timedelta(days=2)  # a scheduled message's time: never past during the run
 OWNER_INDEX = "ownerindex"  # an index made in the owner's DM, over everything
 NO_OWNER_INDEX = f"No index named {OWNER_INDEX!r}."
 
@@ -640,6 +654,12 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
             },
         ),
         send("tasks_create", {"title": title, "text": "collect what we said"}),
+        # Outward actions: proposed to the owner, never run (`nothing_acted`).
+        send("send_message", {"to": OWNER_DM, "text": "a note", "reason": "asked to"}),
+        send(
+            "schedule_message",
+            {"to": GROUP, "text": "a later note", "at": LATER.isoformat(), "reason": "asked to"},
+        ),
         send("inbox_check", {}),
         send("send_user", {"text": "On it."}),
         SLEEP,
@@ -679,6 +699,9 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         *(f"/why {n}" for n in range(1, 6)),
         "/signin",
         "/signout",
+        *ACTION_COMMANDS,
+        "/actions",
+        "/actions show 1",
     ]
     if not admin:
         cases += [f"/discovery {a}" for a in ("on", "off", "run", "quiet 22-8", "budget 1")]
@@ -716,6 +739,12 @@ async def snapshot(team: RedTeam) -> dict[str, Any]:
                 (await s.scalars(select(OwnerSignInState.state_hash))).all(),
                 (await s.scalars(select(OwnerToken.version))).all(),
             ),
+            "actions": sorted(
+                (a.id, a.state, a.decided_by) for a in (await s.scalars(select(Action))).all()
+            ),
+            "permissions": sorted(
+                (p.id, p.revoked_at) for p in (await s.scalars(select(ActionPermission))).all()
+            ),
         }
 
 
@@ -745,6 +774,8 @@ async def try_every_command(
     assert not any(name in replies["/sync status"] for name in OWNER_SOURCE_NAMES)
     for case in ("/signin", "/signout"):  # the owner's own Feishu sign-in: theirs alone
         assert replies[case].startswith("not permitted: only the owner"), replies[case]
+    for case in ACTION_COMMANDS:
+        assert replies[case] == OWNER_ONLY, (case, replies[case])
     if admin:
         assert "usage is shown in the owner's DM" in replies["/status"]
         assert "calls today" not in replies["/status"]
@@ -821,7 +852,19 @@ async def nothing_leaked(team: RedTeam) -> None:
             check(f"a {m.role} message shown to the {shown.role} model", text)
     assert not leaks, "\n".join(leaks)
     assert not model.problems, model.problems
+    await nothing_acted(team)
     assert await untouched_task(w, team.owner) == team.owners_task
+
+
+async def nothing_acted(team: RedTeam) -> None:
+    """The attackers' action tools proposed to the owner and nothing ran: every action waits
+    (or expired), none was approved, and no message went out under an action's key."""
+    async with team.w.app.services.db.read() as s:
+        rows = (await s.scalars(select(Action))).all()
+    assert all(a.state in ("proposed", "expired") and a.decided_by is None for a in rows), [
+        (a.id, a.state, a.decided_by) for a in rows
+    ]
+    assert not [m for m in team.w.fake.sent if (m.uuid or "").startswith("maka-action-")]
 
 
 def every_tool_was_tried(team: RedTeam) -> None:

@@ -177,7 +177,9 @@ class FeishuSender(OutboxSender):
     async def _create(self, chat_id: str, msg_type: str, content: str, uuid: str) -> str:
         request = (
             CreateMessageRequest.builder()
-            .receive_id_type("chat_id")
+            # An action may address a person by open_id (bot/actions/messages.py); Feishu
+            # then delivers to their DM with the bot.
+            .receive_id_type("open_id" if chat_id.startswith("ou_") else "chat_id")
             .request_body(
                 CreateMessageRequestBody.builder()
                 .receive_id(chat_id)
@@ -189,7 +191,20 @@ class FeishuSender(OutboxSender):
             .build()
         )
         resp = await self.api.call("im.message.create", lambda opt: self.api.send(request, opt))
+        dm_chat = str(resp.data.get("chat_id") or "")
+        if chat_id.startswith("ou_") and dm_chat:
+            await self._remember_dm(chat_id, dm_chat)
         return str(resp.data.get("message_id") or "")
+
+    async def _remember_dm(self, open_id: str, chat_id: str) -> None:
+        """The DM a message to a person went to, known from now on: a click on a card sent
+        there (an approval card to an owner who never wrote to the bot) is then a click in a
+        chat we wrote to (Ingest.chat_type_of). The answer's `chat_id`:
+        https://open.feishu.cn/document/server-docs/im-v1/message/create"""
+        async with self.db.write() as tx:
+            await conversations.get_or_create(
+                tx, platform=PLATFORM, chat_id=chat_id, chat_type="p2p", peer_open_id=open_id
+            )
 
     async def _reply(
         self, message_id: str, msg_type: str, content: str, uuid: str, in_thread: bool

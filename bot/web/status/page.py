@@ -71,6 +71,7 @@ def render(report: StatusReport) -> str:
         ("Parked input", _rows(report.parked, "Nothing parked: every input was handled.")),
         ("Attachments", _rows(report.attachments, "No files, images or voice messages yet.")),
         ("Owner sign-in", _rows(report.owner, "")),
+        ("Actions", _rows(report.actions, "No outward actions asked for yet.")),
         (
             "Said on its own (why)",
             _rows(report.unasked, "Nothing yet: findings, task results and notices show here."),

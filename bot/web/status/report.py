@@ -22,6 +22,7 @@ from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.owner.tokens import sign_in_state
 from bot.services import Services
 from bot.sync.status import load_status
+from bot.web.status.actions import action_items
 from bot.web.status.attachments import attachment_items
 from bot.web.status.items import Item
 from storage.models import ApiUsage, InboxItem, Matter, Session
@@ -68,6 +69,7 @@ class StatusReport(BaseModel):
     parked: list[Item] = []  # input that failed every try, set aside (newest first)
     attachments: list[Item] = []  # counts by state, and the parked ones
     owner: list[Item] = []  # the owner's Feishu sign-in (never a token)
+    actions: list[Item] = []  # outward actions: who asked, who approved, what came of it
     unasked: list[Item]  # what the assistant said on its own lately, and why
     model_usage: list[DayUsage]
     feishu_api: list[ApiDay]
@@ -85,6 +87,7 @@ class StatusReport(BaseModel):
             self.parked,
             self.attachments,
             self.owner,
+            self.actions,
         )
         return sum(1 for group in groups for item in group if item.red)
 
@@ -103,6 +106,7 @@ async def build_report(services: Services) -> StatusReport:
         parked=await _parked(services, tz),
         attachments=await attachment_items(services, tz),
         owner=await _owner(services, tz),
+        actions=await action_items(services, tz),
         unasked=await _unasked(services, tz),
         model_usage=await _model_usage(services, tz, now),
         feishu_api=api_days,
