@@ -26,6 +26,7 @@ REFRESH_WITHIN = timedelta(minutes=5)  # a caller's token is refreshed this clos
 WAIT_FOR_OTHER = 10.0  # seconds a caller waits for another replica's refresh of an expired one
 
 __all__ = [
+    "OwnerTokens",
     "SignInNeeded",
     "SignInState",
     "TokenUnavailable",
@@ -43,25 +44,44 @@ def refresher(services: Services) -> Refresher:
 async def owner_user_token(services: Services) -> str:
     """The owner's current user_access_token, refreshed first when it expires within
     5 minutes. SignInNeeded: none, red (revoked, refused), or unreadable (the key changed)."""
-    async with services.db.read() as tx:
+    return await OwnerTokens(services.settings, services.db, services.host.instance_id).get()
+
+
+@dataclass(frozen=True)
+class OwnerTokens:
+    """`owner_user_token` for code that has no Services (a source adapter, `maka sync`):
+    `OwnerTokens(settings, db, instance_id).get` is the token provider an owner source is
+    given (sources never import bot)."""
+
+    settings: Settings
+    db: Database
+    instance_id: str
+
+    async def get(self) -> str:
+        return await _owner_user_token(self.settings, self.db, self.instance_id)
+
+
+async def _owner_user_token(settings: Settings, db: Database, instance_id: str) -> str:
+    async with db.read() as tx:
         row = await owner_signin.token(tx)
-    tokens = opened(services.settings, row)
+    tokens = opened(settings, row)
     assert row is not None
     if row.access_expires_at - utcnow() > REFRESH_WITHIN:
         return tokens.access_token
     deadline = asyncio.get_running_loop().time() + WAIT_FOR_OTHER
+    refreshing = Refresher(settings, db, instance_id)
     while True:
         try:
-            return (await refresher(services).refresh(within=REFRESH_WITHIN)).access_token
+            return (await refreshing.refresh(within=REFRESH_WITHIN)).access_token
         except TokenUnavailable as exc:
             if tokens.expires > utcnow():
                 return tokens.access_token  # still good for a few minutes: use it
             if not isinstance(exc, RefreshBusy) or asyncio.get_running_loop().time() >= deadline:
                 raise
             await asyncio.sleep(0.2)  # another replica is storing a fresh one: read it then
-        async with services.db.read() as tx:
+        async with db.read() as tx:
             row = await owner_signin.token(tx)
-        tokens = opened(services.settings, row)
+        tokens = opened(settings, row)
 
 
 @dataclass(frozen=True)

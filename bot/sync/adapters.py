@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.channels.messages import AttachmentRef, Mention
 from bot.config import Settings
+from bot.owner.tokens import OwnerTokens
 from sources.base import SourceAdapter
 from sources.feishu.records import KIND as FEISHU
 from sources.feishu.records import MentionRef
@@ -49,11 +50,18 @@ def configured_kinds(settings: Settings) -> list[str]:
 
 
 def build_adapters(
-    settings: Settings, db: Database, kinds: Sequence[str] | None = None
+    settings: Settings,
+    db: Database,
+    kinds: Sequence[str] | None = None,
+    *,
+    instance_id: str = "cli",
 ) -> dict[str, SourceAdapter]:
-    """An adapter for each configured source (of `kinds`, when given)."""
+    """An adapter for each configured source (of `kinds`, when given). Sources read as the
+    owner get `owner_token` (their token provider: SignInNeeded when the owner is not signed
+    in, which the source shows as its error)."""
     wanted = set(kinds or KINDS)
     adapters: dict[str, SourceAdapter] = {}
+    owner_token = OwnerTokens(settings, db, instance_id).get  # noqa: F841  (owner sources)
     if FEISHU in wanted and settings.feishu_configured:
         from bot.channels.api_usage import ApiUsageCounter
         from bot.channels.feishu.api import FeishuApi

@@ -82,12 +82,12 @@ class SourcesComponent:
         kinds = configured_kinds(self.settings)
         async with services.db.write() as tx:
             for kind in kinds:  # so status shows them before their first sync
-                await repo.ensure(
-                    tx, name=kind, kind=kind, scope=None, title=None, now=utcnow()
-                )
+                await repo.ensure(tx, name=kind, kind=kind, scope=None, title=None, now=utcnow())
         if not services.runs_workers:
             return
-        self.adapters = build_adapters(self.settings, services.db)
+        self.adapters = build_adapters(
+            self.settings, services.db, instance_id=services.host.instance_id
+        )
         host = services.host
 
         async def wake() -> None:
