@@ -7,9 +7,12 @@ from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.owner.signin import STATE_TTL, refusal, sign_out, start
 
 ONLY_OWNER_DM = f"{NOT_PERMITTED}: only the owner can sign in, in their direct message with me"
+FEISHU_ONLY = "Signing in is done on Feishu: send /signin in your direct message with me there."
 
 
 def _refused(ctx: CommandContext, text: str) -> str | None:
+    if ctx.platform != "feishu":  # the console has no Feishu account to sign in with
+        return FEISHU_ONLY
     owner = ctx.services.settings.owner
     if owner and ctx.sender_id == owner and ctx.chat_type == "p2p":
         return None
