@@ -167,7 +167,9 @@ async def test_a_push_cut_short_after_using_a_sequence_jumps_past_it(
 
         async def second_step_shown() -> bool:
             rows = await _rows(w)
-            return bool(rows) and rows[0].sequence >= 1 and rows[0].pushed_version == 2
+            # At least the second step: on a slow machine the pusher may coalesce it with the
+            # third (pushes are a second apart and show the latest state).
+            return bool(rows) and rows[0].sequence >= 1 and rows[0].pushed_version >= 2
 
         await wait_until(second_step_shown, what="the second step pushed as an update")
         async with w.app.services.db.write() as tx:  # as if that push had never been stored
