@@ -114,6 +114,8 @@ ACTION_COMMANDS = (
     "/reject 1",
     "/allow send_message here",
     "/allow send_message",
+    "/allow create_event",
+    "/allow cancel_event here",
     "/allow list",
     "/allow revoke 1",
 )
@@ -660,6 +662,26 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
             "schedule_message",
             {"to": GROUP, "text": "a later note", "at": LATER.isoformat(), "reason": "asked to"},
         ),
+        send(
+            "create_event",
+            {
+                "title": "a meeting",
+                "start": LATER.isoformat(),
+                "end": (LATER + timedelta(minutes=30)).isoformat(),
+                "attendees": ADMIN,
+                "reason": "asked to",
+            },
+        ),
+        send(
+            "move_event",
+            {
+                "event": "evt_owners",
+                "start": LATER.isoformat(),
+                "end": (LATER + timedelta(hours=1)).isoformat(),
+                "reason": "asked to",
+            },
+        ),
+        send("cancel_event", {"event": "evt_owners", "reason": "asked to"}),
         send("inbox_check", {}),
         send("send_user", {"text": "On it."}),
         SLEEP,
@@ -865,6 +887,7 @@ async def nothing_acted(team: RedTeam) -> None:
         (a.id, a.state, a.decided_by) for a in rows
     ]
     assert not [m for m in team.w.fake.sent if (m.uuid or "").startswith("maka-action-")]
+    assert not team.w.fake.events and not team.w.fake.event_keys  # no calendar was touched
 
 
 def every_tool_was_tried(team: RedTeam) -> None:

@@ -1,0 +1,66 @@
+"""The Bot's calendar tools: each proposes its action (bot/actions/calendar.py) through the
+one door, `propose`, and says what happens now (running, waiting for the owner, refused)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from bot.actions.calendar import CANCEL, CREATE, MOVE, register_calendar_kinds
+from bot.actions.tools import proposed
+from bot.agent.tools import ToolError, ToolRegistry
+from bot.assistant.turn_context import TurnContext
+
+
+def _at(ctx: TurnContext, name: str, value: str) -> str:
+    """An ISO time with its zone (without one: the assistant's time zone)."""
+    try:
+        at = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ToolError(f"{name}: {value!r} is not an ISO date and time") from None
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=ctx.services.settings.tz)
+    return at.isoformat()
+
+
+def _people(attendees: str) -> list[str]:
+    return [a.strip() for a in attendees.replace(";", ",").split(",") if a.strip()]
+
+
+async def create_event(
+    ctx: TurnContext, title: str, start: str, end: str, attendees: str, reason: str
+) -> str:
+    """Create an event on the owner's Feishu calendar: `start` and `end` ISO date and time
+    (without a zone: the assistant's time zone); `attendees` the people's open_ids (ou_…),
+    comma separated, or empty. It waits for the owner's approval unless the owner allowed
+    it; the result says which."""
+    params: dict[str, Any] = {
+        "title": title.strip(),
+        "start": _at(ctx, "start", start),
+        "end": _at(ctx, "end", end),
+        "attendees": _people(attendees),
+    }
+    return await proposed(ctx, CREATE, params, reason)
+
+
+async def move_event(ctx: TurnContext, event: str, start: str, end: str, reason: str) -> str:
+    """Move an event of the owner's Feishu calendar (`event`: its event id) to new times, as
+    for create_event. Waits for the owner's approval unless allowed."""
+    params: dict[str, object] = {
+        "event": event.strip(),
+        "start": _at(ctx, "start", start),
+        "end": _at(ctx, "end", end),
+    }
+    return await proposed(ctx, MOVE, params, reason)
+
+
+async def cancel_event(ctx: TurnContext, event: str, reason: str) -> str:
+    """Cancel (delete) an event of the owner's Feishu calendar (`event`: its event id).
+    Waits for the owner's approval unless allowed."""
+    return await proposed(ctx, CANCEL, {"event": event.strip()}, reason)
+
+
+def install_calendar_tools(registry: ToolRegistry[TurnContext]) -> None:
+    register_calendar_kinds()
+    for tool in (create_event, move_event, cancel_event):
+        registry.tool(tool)
