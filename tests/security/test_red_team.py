@@ -711,7 +711,9 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         "/sync share email:INBOX",
         f"/sync share feishu:{OWNER_DM}",
         "/sync unshare email:INBOX",
+        "/sync share calendar:primary",
         "/sync email",
+        "/sync calendar",
         "/admins list",
         f"/admins remove {OWNER}",
         "/index list",
@@ -788,7 +790,12 @@ async def try_every_command(
     assert replies[f"/matters show #{n}"] == f"No task #{n}."
     assert f"#{n} " not in replies["/matters list"]
     assert replies[f"/matters show {own_matter}"].startswith(f"Task #{own_matter}\n**waiting**")
-    for case in ("/sync share email:INBOX", f"/sync share feishu:{OWNER_DM}"):
+    shares = (
+        "/sync share email:INBOX",
+        f"/sync share feishu:{OWNER_DM}",
+        "/sync share calendar:primary",
+    )
+    for case in shares:
         assert replies[case] == NOT_SHARING, (case, replies[case])
     assert replies["/sync unshare email:INBOX"] == NOT_SHARING
     for n in range(1, 6):  # the owner's first inbox items: never explained elsewhere
