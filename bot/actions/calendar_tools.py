@@ -6,10 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
+
 from bot.actions.calendar import CANCEL, CREATE, MOVE, register_calendar_kinds
 from bot.actions.tools import proposed
 from bot.agent.tools import ToolError, ToolRegistry
+from bot.assistant.asking import asker_of
 from bot.assistant.turn_context import TurnContext
+from sources.feishu.calendar import SCOPE, UNIT
+from storage.models import SourceRecord
+from storage.repos.sources import is_tombstone
 
 
 def _at(ctx: TurnContext, name: str, value: str) -> str:
@@ -21,6 +27,26 @@ def _at(ctx: TurnContext, name: str, value: str) -> str:
     if at.tzinfo is None:
         at = at.replace(tzinfo=ctx.services.settings.tz)
     return at.isoformat()
+
+
+async def _event(ctx: TurnContext, event: str) -> dict[str, object]:
+    """The event's id, and its title from the synced calendar for the card's plain words,
+    only when the asker may see the owner's calendar (the answer repeats the summary: a
+    group member must not learn a title from it)."""
+    params: dict[str, object] = {"event": event.strip()}
+    if not (await asker_of(ctx)).visibility.sees_scope(SCOPE):
+        return params
+    async with ctx.services.db.read() as tx:
+        rows = await tx.scalars(
+            select(SourceRecord)
+            .where(SourceRecord.source == UNIT, SourceRecord.thread_key == event.strip())
+            .order_by(SourceRecord.id.desc())
+            .limit(5)
+        )
+        current = next((r for r in rows.all() if not is_tombstone(r.payload)), None)
+    if current is not None and current.title:
+        params["event_title"] = current.title
+    return params
 
 
 def _people(attendees: str) -> list[str]:
@@ -46,18 +72,15 @@ async def create_event(
 async def move_event(ctx: TurnContext, event: str, start: str, end: str, reason: str) -> str:
     """Move an event of the owner's Feishu calendar (`event`: its event id) to new times, as
     for create_event. Waits for the owner's approval unless allowed."""
-    params: dict[str, object] = {
-        "event": event.strip(),
-        "start": _at(ctx, "start", start),
-        "end": _at(ctx, "end", end),
-    }
+    params = await _event(ctx, event)
+    params |= {"start": _at(ctx, "start", start), "end": _at(ctx, "end", end)}
     return await proposed(ctx, MOVE, params, reason)
 
 
 async def cancel_event(ctx: TurnContext, event: str, reason: str) -> str:
     """Cancel (delete) an event of the owner's Feishu calendar (`event`: its event id).
     Waits for the owner's approval unless allowed."""
-    return await proposed(ctx, CANCEL, {"event": event.strip()}, reason)
+    return await proposed(ctx, CANCEL, await _event(ctx, event), reason)
 
 
 def install_calendar_tools(registry: ToolRegistry[TurnContext]) -> None:

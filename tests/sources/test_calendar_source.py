@@ -16,7 +16,9 @@ from bot.memory.source_index import document_id
 from sources.feishu.calendar import SCOPE, UNIT
 from storage.models import SourceRecord
 from storage.repos.sources import is_tombstone
-from tests.assistant.support import answers_sent, bot_world, quiet, say, say_in_group
+from tests.actions.support import the_approval_card
+from tests.assistant.support import answers_sent, bot_world, quiet, say, say_in_group, send
+from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.owner.support import PUBLIC_URL, SECRET_KEY, sign_in
 from tests.sources.test_app import request, source_row
@@ -29,11 +31,11 @@ HOUR = 3600
 
 @asynccontextmanager
 async def calendar_world(
-    make_world: WorldFactory, *, signed_in: bool = True
+    make_world: WorldFactory, *, signed_in: bool = True, steps: list[object] | None = None
 ) -> AsyncIterator[FeishuWorld]:
     async with bot_world(
         make_world,
-        ScriptedProvider([]),
+        ScriptedProvider(steps or []),
         public_url=PUBLIC_URL,
         secret_key=SECRET_KEY,
         sync_calendar_interval=0,
@@ -157,3 +159,16 @@ async def test_without_a_sign_in_the_calendar_says_sign_in_again(
         assert row is not None and row.last_error is not None
         assert row.last_error.startswith("sign in again"), row.last_error
         assert not [r for r in w.fake.requests if "/calendar/" in r.path]  # no call, no storm
+
+
+async def test_a_move_asked_in_the_owners_dm_names_the_synced_event_on_the_card(
+    make_world: WorldFactory,
+) -> None:
+    moved = {"start": "2030-01-07T15:00", "end": "2030-01-07T16:00", "reason": "clash"}
+    steps = [send("move_event", {"event": "evt_review", **moved}), sleep_step]
+    async with calendar_world(make_world, steps=steps) as w:
+        w.fake.put_event(OWNER, "Design review", TEN, TEN + HOUR, event_id="evt_review")
+        await sync_calendar(w)
+        await say(w, "move the design review to 3pm")
+        card = await the_approval_card(w)
+        assert "Move the event 'Design review' to 2030-01-07 15:00–16:00" in card.content
