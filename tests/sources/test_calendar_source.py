@@ -21,6 +21,7 @@ from tests.assistant.support import answers_sent, bot_world, quiet, say, say_in_
 from tests.assistant.support import sleep as sleep_step
 from tests.feishu_world import OWNER, FeishuWorld, WorldFactory
 from tests.owner.support import PUBLIC_URL, SECRET_KEY, sign_in
+from tests.security.test_action_approvals import tool_results
 from tests.sources.test_app import request, source_row
 from tests.waiting import wait_until
 
@@ -172,3 +173,22 @@ async def test_a_move_asked_in_the_owners_dm_names_the_synced_event_on_the_card(
         await say(w, "move the design review to 3pm")
         card = await the_approval_card(w)
         assert "Move the event 'Design review' to 2030-01-07 15:00–16:00" in card.content
+
+
+async def test_a_group_members_move_learns_no_title_of_the_owners_event(
+    make_world: WorldFactory,
+) -> None:
+    moved = {"start": "2030-01-07T15:00", "end": "2030-01-07T16:00", "reason": "clash"}
+    provider = ScriptedProvider([send("move_event", {"event": "evt_review", **moved}), sleep_step])
+    async with bot_world(
+        make_world, provider, public_url=PUBLIC_URL, secret_key=SECRET_KEY, sync_calendar_interval=0
+    ) as w:
+        assert (await sign_in(w)).status == 200
+        w.fake.put_event(OWNER, f"Secret review {MARK}", TEN, TEN + HOUR, event_id="evt_review")
+        await sync_calendar(w)
+        await say_in_group(w, "move the review to 3pm")
+        card = await the_approval_card(w)  # the owner decides, and sees only the id
+        await quiet(w)
+        said = tool_results(provider, "move_event")
+        assert said and all(MARK not in line for line in said), said
+        assert MARK not in card.content
