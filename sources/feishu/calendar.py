@@ -3,6 +3,8 @@
 rule shows it in the owner's DM only, and in a chat the owner shares it with
 (`/sync share calendar:primary`).
 
+Each event's attendees are read with the attendee list
+(https://open.feishu.cn/document/server-docs/calendar-v4/calendar-event-attendee/list).
 Events are listed incrementally (https://open.feishu.cn/document/server-docs/calendar-v4/
 calendar-event/list): the first sync pages through every event (`page_token`) and keeps the
 `sync_token` of its last page; each sync after it lists only what changed since, a deleted
@@ -30,6 +32,7 @@ from typing import Any, Protocol, TypeVar
 from sources.base import Observation, Page, Removal, SyncRequest, Unit, UnitState
 from sources.feishu.sdk import (
     BaseResponse,
+    ListCalendarEventAttendeeRequest,
     ListCalendarEventRequest,
     PrimaryCalendarRequest,
     RequestOption,
@@ -41,8 +44,10 @@ KIND = "calendar"
 UNIT = f"{KIND}:primary"
 SCOPE = "owner:calendar"
 PAGE_SIZE = 500
+ATTENDEES_SHOWN = 100  # the attendee list's page size maximum
 TOKEN_EXPIRED = 190008  # "page_token or sync_token expired": list again from the start
 CANCELLED = "cancelled"
+EVENT_GONE = 193001  # the calendar error table: event not found
 
 R = TypeVar("R", bound=BaseResponse)
 
@@ -175,7 +180,7 @@ class OwnerCalendarSource:
                     raise
                 sync_token = page_token = None  # Feishu forgot the token: list everything
                 continue
-            records, removed = self._changes(data.get("items") or [])
+            records, removed = await self._changes(calendar_id, data.get("items") or [])
             more = bool(data.get("has_more")) and bool(data.get("page_token"))
             if more:
                 page_token = str(data["page_token"])
@@ -196,7 +201,28 @@ class OwnerCalendarSource:
             builder = builder.sync_token(sync_token)
         return await self._call("calendar.event.list", builder.user_id_type("open_id").build())
 
-    def _changes(self, items: list[dict[str, Any]]) -> tuple[list[NewRecord], list[Removal]]:
+    async def _attendees(self, calendar_id: str, event_id: str) -> list[dict[str, Any]]:
+        """The event's attendees (the events list does not carry them): one page, enough
+        for a record's "With:" line."""
+        request = (
+            ListCalendarEventAttendeeRequest.builder()
+            .calendar_id(calendar_id)
+            .event_id(event_id)
+            .user_id_type("open_id")
+            .page_size(ATTENDEES_SHOWN)
+            .build()
+        )
+        try:
+            data = await self._call("calendar.event.attendee.list", request)
+        except Exception as exc:
+            if getattr(exc, "code", None) == EVENT_GONE:
+                return []  # deleted since it was listed: the next sync removes it
+            raise
+        return [a for a in data.get("items") or [] if isinstance(a, dict)]
+
+    async def _changes(
+        self, calendar_id: str, items: list[dict[str, Any]]
+    ) -> tuple[list[NewRecord], list[Removal]]:
         records: list[NewRecord] = []
         removed: list[Removal] = []
         for event in items:
@@ -206,6 +232,8 @@ class OwnerCalendarSource:
             if event.get("status") == CANCELLED:
                 removed.append(Removal(UNIT, event_id, SCOPE))
                 continue
+            if "attendees" not in event:
+                event = {**event, "attendees": await self._attendees(calendar_id, event_id)}
             record = event_record(event, self.tz)
             records.append(record)
             removed.append(Removal(UNIT, event_id, SCOPE, keep=record.external_id))

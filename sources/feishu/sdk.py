@@ -114,6 +114,9 @@ from lark_oapi.api.calendar.v4.model.create_calendar_event_request import (
 from lark_oapi.api.calendar.v4.model.delete_calendar_event_request import (
     DeleteCalendarEventRequest,
 )
+from lark_oapi.api.calendar.v4.model.list_calendar_event_attendee_request import (
+    ListCalendarEventAttendeeRequest,
+)
 from lark_oapi.api.calendar.v4.model.list_calendar_event_request import (
     ListCalendarEventRequest,
 )
@@ -202,6 +205,7 @@ __all__ = [
     "GetMessageRequest",
     "GetMessageResourceRequest",
     "HttpMethod",
+    "ListCalendarEventAttendeeRequest",
     "ListCalendarEventRequest",
     "ListChatRequest",
     "ListMessageReactionRequest",

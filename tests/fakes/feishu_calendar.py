@@ -16,6 +16,9 @@
 - POST .../events/:event_id/attendees?user_id_type=open_id: `attendees: [{type: user,
   user_id}]`; an attendee already there stays one
   https://open.feishu.cn/document/server-docs/calendar-v4/calendar-event-attendee/create
+- GET  .../events/:event_id/attendees: `items: [{type, attendee_id, user_id, display_name}]`
+  (one page here: the fake's events have few attendees)
+  https://open.feishu.cn/document/server-docs/calendar-v4/calendar-event-attendee/list
 
 Only the calendar's own user (or the app, for its calendar) may touch it: 191002 otherwise.
 """
@@ -90,6 +93,9 @@ class CalendarHandlers:
         app.router.add_delete(f"{base}/{{calendar_id}}/events/{{event_id}}", self._delete_event)
         app.router.add_post(
             f"{base}/{{calendar_id}}/events/{{event_id}}/attendees", self._add_attendees
+        )
+        app.router.add_get(
+            f"{base}/{{calendar_id}}/events/{{event_id}}/attendees", self._list_attendees
         )
 
     # ---- test controls ---------------------------------------------------------------------
@@ -240,6 +246,15 @@ class CalendarHandlers:
                 event.attendees.append(str(attendee["user_id"]))
         shown = [{"type": "user", "user_id": a, "attendee_id": a} for a in event.attendees]
         return self._ok({"attendees": shown})
+
+    async def _list_attendees(self, request: web.Request) -> web.Response:
+        event = self._event(request)
+        names: dict[str, str] = getattr(self, "user_names", {})
+        items = [
+            {"type": "user", "attendee_id": a, "user_id": a, "display_name": names.get(a, a)}
+            for a in event.attendees
+        ]
+        return self._ok({"items": items, "has_more": False})
 
     async def _list_events(self, request: web.Request) -> web.Response:
         calendar_id = self._calendar(request)

@@ -101,12 +101,26 @@ async def test_synced_events_are_found_in_the_owners_dm_and_in_a_group_only_once
     make_world: WorldFactory,
 ) -> None:
     async with calendar_world(make_world) as w:
-        w.fake.put_event(OWNER, f"Quarterly planning {MARK}", TEN, TEN + HOUR, location="Room 5")
+        w.fake.user_names["ou_li"] = "Li Wei"
+        w.fake.put_event(
+            OWNER,
+            f"Quarterly planning {MARK}",
+            TEN,
+            TEN + HOUR,
+            location="Room 5",
+            attendees=["ou_li"],
+            description="Bring the numbers",
+        )
         await sync_calendar(w)
         [record] = await live(w)
         assert record.scope == SCOPE
         assert record.text.startswith(f"Calendar event: Quarterly planning {MARK}")
-        assert "When: 2030-01-07 10:00–11:00" in record.text and "Where: Room 5" in record.text
+        assert record.text.splitlines()[1:] == [
+            "When: 2030-01-07 10:00–11:00 (CST)",
+            "Where: Room 5",
+            "With: Li Wei",
+            "Bring the numbers",
+        ]
         await indexed(w, MARK)
 
         await say(w, f"/search {MARK}")
