@@ -149,6 +149,8 @@ class Settings(BaseSettings):
 
     # Seconds between scheduled syncs of Feishu history and of email; 0 = only on request.
     sync_feishu_interval: float = Field(default=21600.0, ge=0)
+    # The owner's calendar (read as the owner): moved and cancelled events show up this soon.
+    sync_calendar_interval: float = Field(default=900.0, ge=0)
     sync_email_interval: float = Field(default=900.0, ge=0)
 
     # The console page at /console speaks as the owner: on by default only when no Feishu app

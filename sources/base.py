@@ -73,6 +73,22 @@ class Page:
     # The files the records carry, with their bytes (a mail's attachments): stored with the
     # records that are new, as attachment rows ready to be read (storage/repos/attachments.py).
     attachments: list[FileOf] = field(default_factory=list)
+    # Items that left the source or changed (a cancelled or moved event), removed before
+    # the records are stored, in the same transaction (see `Removal`).
+    removed: list[Removal] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Removal:
+    """An item's records become tombstones, the way a recalled message's do
+    (storage/repos/sources.py `remove_message`): search drops them and memory forgets them.
+    `keep`: the item's current version, stored by the same page (an event moved: its new
+    version stays, the old ones go)."""
+
+    source: str
+    item: str
+    scope: str
+    keep: str | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.actions.calendar import register_calendar_kinds
 from bot.actions.messages import TIMER_KIND, fire_scheduled, register_message_kinds
 from bot.actions.worker import ActionWorker
 from bot.services import Services
@@ -16,6 +17,7 @@ class Actions:
 
     async def start(self, services: Services) -> None:
         register_message_kinds()
+        register_calendar_kinds()
         services.timers.on(TIMER_KIND, fire_scheduled)
         if services.runs_workers:
             services.host.add(ActionWorker(services))

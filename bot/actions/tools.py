@@ -23,7 +23,7 @@ from bot.assistant.asking import asker_of
 from bot.assistant.turn_context import TurnContext
 
 
-async def _proposed(ctx: TurnContext, kind: str, params: dict[str, object], reason: str) -> str:
+async def proposed(ctx: TurnContext, kind: str, params: dict[str, object], reason: str) -> str:
     asker = await asker_of(ctx)
     proposed = await propose(
         ctx.services,
@@ -54,7 +54,7 @@ async def send_message(ctx: TurnContext, to: str, text: str, reason: str) -> str
     for the owner's approval unless the owner allowed it; the result says which."""
     chat_id, name = await _target(ctx, to)
     params = message_params(ctx.conversation.platform, chat_id, name, text)
-    return await _proposed(ctx, SEND, params, reason)
+    return await proposed(ctx, SEND, params, reason)
 
 
 async def schedule_message(ctx: TurnContext, to: str, text: str, at: str, reason: str) -> str:
@@ -69,10 +69,13 @@ async def schedule_message(ctx: TurnContext, to: str, text: str, at: str, reason
         when = when.replace(tzinfo=ctx.services.settings.tz)
     chat_id, name = await _target(ctx, to)
     params = message_params(ctx.conversation.platform, chat_id, name, text, when)
-    return await _proposed(ctx, SCHEDULE, params, reason)
+    return await proposed(ctx, SCHEDULE, params, reason)
 
 
 def install_action_tools(registry: ToolRegistry[TurnContext]) -> None:
+    from bot.actions.calendar_tools import install_calendar_tools  # it imports `proposed`
+
     register_message_kinds()
     for tool in (send_message, schedule_message):
         registry.tool(tool)
+    install_calendar_tools(registry)

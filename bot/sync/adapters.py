@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from bot.channels.messages import AttachmentRef, Mention
 from bot.config import Settings
-from bot.owner.tokens import OwnerTokens
-from sources.base import SourceAdapter
+from bot.owner.tokens import OwnerTokens, SignInNeeded
+from sources.base import SourceAdapter, SourceError
+from sources.feishu.calendar import KIND as CALENDAR
 from sources.feishu.records import KIND as FEISHU
 from sources.feishu.records import MentionRef
 from storage.db import Database
 
 EMAIL = "email"
-KINDS = (FEISHU, EMAIL)
+KINDS = (FEISHU, EMAIL, CALENDAR)
 HOW_TO_CONFIGURE = {
     FEISHU: "set MAKA_FEISHU_APP_ID and MAKA_FEISHU_APP_SECRET",
     EMAIL: "set MAKA_EMAIL_HOST, MAKA_EMAIL_USER and MAKA_EMAIL_PASSWORD",
+    CALENDAR: "set MAKA_FEISHU_APP_ID, MAKA_FEISHU_APP_SECRET and MAKA_SECRET_KEY, then the "
+    "owner sends /signin",
 }
 
 
@@ -46,7 +49,28 @@ def configured_kinds(settings: Settings) -> list[str]:
         kinds.append(FEISHU)
     if settings.email_configured:
         kinds.append(EMAIL)
+    if owner_sign_in_configured(settings):
+        kinds.append(CALENDAR)
     return kinds
+
+
+def owner_sign_in_configured(settings: Settings) -> bool:
+    """Sources read as the owner need the Feishu app and MAKA_SECRET_KEY (tokens are sealed
+    with it); whether the owner is signed in is the source's error to show, not config."""
+    return settings.feishu_configured and settings.secret_key is not None
+
+
+def as_owner(tokens: OwnerTokens) -> Callable[[], Awaitable[str]]:
+    """The owner's token provider for a source: "sign in again: ..." is the source's error
+    as is (a SourceError's line, not an exception's name)."""
+
+    async def token() -> str:
+        try:
+            return await tokens.get()
+        except SignInNeeded as exc:
+            raise SourceError(str(exc)) from None
+
+    return token
 
 
 def build_adapters(
@@ -61,7 +85,7 @@ def build_adapters(
     in, which the source shows as its error)."""
     wanted = set(kinds or KINDS)
     adapters: dict[str, SourceAdapter] = {}
-    owner_token = OwnerTokens(settings, db, instance_id).get  # noqa: F841  (owner sources)
+    owner_token = as_owner(OwnerTokens(settings, db, instance_id))
     if FEISHU in wanted and settings.feishu_configured:
         from bot.channels.api_usage import ApiUsageCounter
         from bot.channels.feishu.api import FeishuApi
@@ -77,6 +101,22 @@ def build_adapters(
         )
         adapters[FEISHU] = FeishuHistory(
             api, db, render=render_feishu, resources=feishu_resources, on_close=usage.aclose
+        )
+    if CALENDAR in wanted and owner_sign_in_configured(settings):
+        from bot.channels.api_usage import ApiUsageCounter
+        from bot.channels.feishu.api import FeishuApi
+        from sources.feishu.calendar import OwnerCalendarSource
+
+        assert settings.feishu_app_id and settings.feishu_app_secret
+        calendar_usage = ApiUsageCounter(db, "feishu", settings.tz)
+        calendar_api = FeishuApi(
+            app_id=settings.feishu_app_id,
+            app_secret=settings.feishu_app_secret.get_secret_value(),
+            domain=settings.feishu_domain,
+            usage=calendar_usage,
+        )
+        adapters[CALENDAR] = OwnerCalendarSource(
+            calendar_api, owner_token, tz=settings.tz, on_close=calendar_usage.aclose
         )
     if EMAIL in wanted and settings.email_configured:
         from sources.email import EmailSource, ImapSettings

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from bot.sync.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, configured_kinds
+from bot.sync.adapters import CALENDAR, EMAIL, FEISHU, HOW_TO_CONFIGURE, configured_kinds
 from bot.sync.component import SYNC_TOPIC
 from bot.sync.status import describe, load_status
 from sources.feishu.records import source_name
@@ -14,7 +14,7 @@ from storage.repos import source_shares
 from storage.repos import sources as repo
 from storage.types import utcnow
 
-USAGE = "/sync status | feishu [CHAT] | email | share SOURCE | unshare SOURCE"
+USAGE = "/sync status | feishu [CHAT] | email | calendar | share SOURCE | unshare SOURCE"
 MAX_LINES = 30
 SHARING = ("share", "unshare")
 
@@ -27,7 +27,7 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         "source with this chat",
     )
     async def sync_cmd(ctx: CommandContext, args: list[str]) -> str:
-        if not args or args[0] not in ("status", FEISHU, EMAIL, *SHARING):
+        if not args or args[0] not in ("status", FEISHU, EMAIL, CALENDAR, *SHARING):
             raise UsageError()
         if args[0] == "status":
             if len(args) != 1:
@@ -42,8 +42,8 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         if kind not in configured_kinds(ctx.services.settings):
             return f"{kind} is not configured: {HOW_TO_CONFIGURE[kind]}."
         chats = args[1:]
-        if kind == EMAIL and chats:
-            raise UsageError("/sync email takes no arguments")
+        if kind in (EMAIL, CALENDAR) and chats:
+            raise UsageError(f"/sync {kind} takes no arguments")
         return await _request(ctx, kind, chats)
 
 
@@ -71,7 +71,7 @@ async def _request(ctx: CommandContext, kind: str, chats: list[str]) -> str:
         await repo.ensure(tx, name=kind, kind=kind, scope=None, title=None, now=now)
         if not chats:
             await repo.request_sync(tx, [kind], now, {"by": ctx.sender_id})
-            what = "Feishu history" if kind == FEISHU else "Email"
+            what = {FEISHU: "Feishu history", EMAIL: "Email"}.get(kind, "The owner's calendar")
         else:
             known = await repo.request_sync(
                 tx, [source_name(c) for c in chats], now, {"by": ctx.sender_id}
@@ -104,9 +104,7 @@ async def _share(ctx: CommandContext, action: str, args: list[str]) -> str:
                 now=utcnow(),
             )
             return f"{name} is shared with this chat: what it holds can be found here."
-        removed = await source_shares.unshare(
-            tx, source=name, conversation_id=ctx.conversation_id
-        )
+        removed = await source_shares.unshare(tx, source=name, conversation_id=ctx.conversation_id)
     if not removed:
         return f"{name} was not shared with this chat."
     return f"{name} is no longer shared with this chat."

@@ -75,7 +75,11 @@ class SourcesComponent:
 
     def intervals(self) -> dict[str, float]:
         s = self.settings
-        return {"feishu": s.sync_feishu_interval, "email": s.sync_email_interval}
+        return {
+            "feishu": s.sync_feishu_interval,
+            "email": s.sync_email_interval,
+            "calendar": s.sync_calendar_interval,
+        }
 
     async def start(self, services: Services) -> None:
         self._services = services

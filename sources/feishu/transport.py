@@ -96,6 +96,12 @@ def validate_domain(domain: str) -> None:
         )
 
 
+def _bearer(option: RequestOption) -> str | None:
+    """The owner's user_access_token when the call is made as the owner (issue #41: the
+    calendar, documents and tasks are read and changed as the owner), else the app's."""
+    return option.user_access_token or option.tenant_access_token
+
+
 class KeptAliveTransport:
     """Executes the SDK's typed requests on one kept-alive HTTP session (what
     `Transport.aexecute` does, minus a new client per call: the method, path parameters,
@@ -139,7 +145,7 @@ class KeptAliveTransport:
                 self._url(request),
                 params=request.queries,
                 json=body,
-                headers={"Authorization": f"Bearer {option.tenant_access_token}"},
+                headers={"Authorization": f"Bearer {_bearer(option)}"},
                 timeout=self.timeout if timeout is None else aiohttp.ClientTimeout(total=timeout),
             ) as resp:
                 content = await resp.read()

@@ -408,14 +408,25 @@ def _of_message(source: str, message_id: str) -> ColumnElement[bool]:
 
 
 async def remove_message(
-    tx: AsyncSession, source: str, message_id: str, *, scope: str, now: datetime
+    tx: AsyncSession,
+    source: str,
+    message_id: str,
+    *,
+    scope: str,
+    now: datetime,
+    keep: str | None = None,
 ) -> list[int]:
     """Replace the message's records (and its attachments' and forward's) by tombstones: each
     row deleted, and a row with the same (source, external_id), no text and payload
     {"deleted": true} inserted with a new seq, so the search follower deletes the document on
     whatever replica runs it, and a later sync or a late delivery (`ON CONFLICT DO NOTHING`)
     cannot bring it back. A message never stored gets its tombstone all the same. Returns the
-    seqs removed (to drop from what cites them)."""
+    seqs removed (to drop from what cites them).
+
+    `keep`: the item's current version (an item synced in versions, like a calendar event
+    `<event_id>#v<digest>`: a moved event is a new version, the old ones leave search), which
+    the caller stores next: not removed, and if it was removed before (an event moved back
+    to its old time), its tombstone goes so the version can be stored again with a new seq."""
     rows = (
         await tx.execute(
             select(SourceRecord.id, SourceRecord.external_id, SourceRecord.scope).where(
@@ -423,6 +434,16 @@ async def remove_message(
             )
         )
     ).all()
+    if keep is not None:
+        kept = await tx.execute(
+            select(SourceRecord.id, SourceRecord.payload).where(
+                SourceRecord.source == source, SourceRecord.external_id == keep
+            )
+        )
+        for kept_id, payload in kept.all():
+            if is_tombstone(payload):
+                await tx.execute(delete(SourceRecord).where(SourceRecord.id == kept_id))
+        rows = [r for r in rows if r.external_id != keep]
     removed = [int(r.id) for r in rows]
     if removed:  # out of the tombstones' way, deleted only once they are in
         await tx.execute(

@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import web
 from multidict import CIMultiDict
 
+from .feishu_calendar import CalendarHandlers
 from .feishu_cardkit import CardKitHandlers, FakeCard
 from .feishu_events import FeishuEventSender, decrypt_event, sign_event
 from .feishu_im import ImHandlers
@@ -118,6 +119,7 @@ class _Fault:
 
 
 class FeishuFake(
+    CalendarHandlers,
     CardKitHandlers,
     ImHandlers,
     OAuthHandlers,
@@ -145,6 +147,7 @@ class FeishuFake(
         auth_error_status: int = 400,
     ) -> None:
         ImHandlers.__init__(self)
+        CalendarHandlers.__init__(self)
         OAuthHandlers.__init__(self)
         CardKitHandlers.__init__(self)
         ReactionHandlers.__init__(self)
@@ -176,6 +179,7 @@ class FeishuFake(
         app.router.add_get("/open-apis/bot/v3/info", self._bot_info)
         self.add_im_routes(app)
         self.add_cardkit_routes(app)
+        self.add_calendar_routes(app)
         self.add_oauth_routes(app)
         self.add_reaction_routes(app)
         self.add_resource_routes(app)

@@ -114,6 +114,8 @@ ACTION_COMMANDS = (
     "/reject 1",
     "/allow send_message here",
     "/allow send_message",
+    "/allow create_event",
+    "/allow cancel_event here",
     "/allow list",
     "/allow revoke 1",
 )
@@ -660,6 +662,26 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
             "schedule_message",
             {"to": GROUP, "text": "a later note", "at": LATER.isoformat(), "reason": "asked to"},
         ),
+        send(
+            "create_event",
+            {
+                "title": "a meeting",
+                "start": LATER.isoformat(),
+                "end": (LATER + timedelta(minutes=30)).isoformat(),
+                "attendees": ADMIN,
+                "reason": "asked to",
+            },
+        ),
+        send(
+            "move_event",
+            {
+                "event": "evt_owners",
+                "start": LATER.isoformat(),
+                "end": (LATER + timedelta(hours=1)).isoformat(),
+                "reason": "asked to",
+            },
+        ),
+        send("cancel_event", {"event": "evt_owners", "reason": "asked to"}),
         send("inbox_check", {}),
         send("send_user", {"text": "On it."}),
         SLEEP,
@@ -689,7 +711,9 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         "/sync share email:INBOX",
         f"/sync share feishu:{OWNER_DM}",
         "/sync unshare email:INBOX",
+        "/sync share calendar:primary",
         "/sync email",
+        "/sync calendar",
         "/admins list",
         f"/admins remove {OWNER}",
         "/index list",
@@ -766,7 +790,12 @@ async def try_every_command(
     assert replies[f"/matters show #{n}"] == f"No task #{n}."
     assert f"#{n} " not in replies["/matters list"]
     assert replies[f"/matters show {own_matter}"].startswith(f"Task #{own_matter}\n**waiting**")
-    for case in ("/sync share email:INBOX", f"/sync share feishu:{OWNER_DM}"):
+    shares = (
+        "/sync share email:INBOX",
+        f"/sync share feishu:{OWNER_DM}",
+        "/sync share calendar:primary",
+    )
+    for case in shares:
         assert replies[case] == NOT_SHARING, (case, replies[case])
     assert replies["/sync unshare email:INBOX"] == NOT_SHARING
     for n in range(1, 6):  # the owner's first inbox items: never explained elsewhere
@@ -865,6 +894,7 @@ async def nothing_acted(team: RedTeam) -> None:
         (a.id, a.state, a.decided_by) for a in rows
     ]
     assert not [m for m in team.w.fake.sent if (m.uuid or "").startswith("maka-action-")]
+    assert not team.w.fake.events and not team.w.fake.event_keys  # no calendar was touched
 
 
 def every_tool_was_tried(team: RedTeam) -> None:
