@@ -14,7 +14,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from bot.actions.calendar_api import owner_calendar
 from bot.actions.registry import ActionFailed, register_executor
 from bot.owner.tokens import OwnerTokens, SignInNeeded
 from bot.services import Services
@@ -124,6 +123,8 @@ async def create_event(services: Services, action: Action, key: str) -> str:
     _need_feishu(services)
     start, end = _span(action.params)
     await _token(services)  # a sign-in needed fails before any call
+    from bot.actions.calendar_api import owner_calendar  # the Feishu SDK: only when acting
+
     async with owner_calendar(services.settings, services.db, lambda: _token(services)) as cal:
         calendar_id = await cal.primary()
         event_id = await cal.create(
@@ -141,6 +142,8 @@ async def move_event(services: Services, action: Action, key: str) -> str:
     _need_feishu(services)
     start, end = _span(action.params)
     await _token(services)
+    from bot.actions.calendar_api import owner_calendar  # the Feishu SDK: only when acting
+
     async with owner_calendar(services.settings, services.db, lambda: _token(services)) as cal:
         calendar_id = await cal.primary()
         await cal.move(calendar_id, _event(action.params), start, end)
@@ -151,6 +154,8 @@ async def cancel_event(services: Services, action: Action, key: str) -> str:
     _usable(describe_cancel, action.params)
     _need_feishu(services)
     await _token(services)
+    from bot.actions.calendar_api import owner_calendar  # the Feishu SDK: only when acting
+
     async with owner_calendar(services.settings, services.db, lambda: _token(services)) as cal:
         calendar_id = await cal.primary()
         gone_now = await cal.cancel(calendar_id, _event(action.params))

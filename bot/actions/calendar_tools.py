@@ -13,7 +13,8 @@ from bot.actions.tools import proposed
 from bot.agent.tools import ToolError, ToolRegistry
 from bot.assistant.asking import asker_of
 from bot.assistant.turn_context import TurnContext
-from sources.feishu.calendar import SCOPE, UNIT
+from sources.feishu.owner_units import CALENDAR_SCOPE as SCOPE
+from sources.feishu.owner_units import CALENDAR_UNIT as UNIT
 from storage.models import SourceRecord
 from storage.repos.sources import is_tombstone
 

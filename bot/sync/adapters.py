@@ -9,7 +9,7 @@ from bot.channels.messages import AttachmentRef, Mention
 from bot.config import Settings
 from bot.owner.tokens import OwnerTokens, SignInNeeded
 from sources.base import SourceAdapter, SourceError
-from sources.feishu.calendar import KIND as CALENDAR
+from sources.feishu.owner_units import CALENDAR_KIND as CALENDAR
 from sources.feishu.records import KIND as FEISHU
 from sources.feishu.records import MentionRef
 from storage.db import Database

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol, TypeVar
 
 from sources.base import Observation, Page, Removal, SyncRequest, Unit, UnitState
+from sources.feishu.owner_units import CALENDAR_KIND, CALENDAR_SCOPE, CALENDAR_UNIT
 from sources.feishu.sdk import (
     BaseResponse,
     ListCalendarEventAttendeeRequest,
@@ -40,9 +41,9 @@ from sources.feishu.sdk import (
 from sources.feishu.transport import JsonResponse
 from storage.repos.sources import NewRecord
 
-KIND = "calendar"
-UNIT = f"{KIND}:primary"
-SCOPE = "owner:calendar"
+KIND = CALENDAR_KIND
+UNIT = CALENDAR_UNIT
+SCOPE = CALENDAR_SCOPE
 PAGE_SIZE = 500
 ATTENDEES_SHOWN = 100  # the attendee list's page size maximum
 TOKEN_EXPIRED = 190008  # "page_token or sync_token expired": list again from the start
