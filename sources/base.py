@@ -73,6 +73,10 @@ class Page:
     # The files the records carry, with their bytes (a mail's attachments): stored with the
     # records that are new, as attachment rows ready to be read (storage/repos/attachments.py).
     attachments: list[FileOf] = field(default_factory=list)
+    # External ids whose records leave search and memory with this page, before its records
+    # are stored (a deleted document, or a document's previous version): tombstones, as a
+    # recalled message's (storage/repos/sources.py `remove_message`).
+    removed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from sources.base import (
 from storage.claims import lease_is_free
 from storage.db import Database
 from storage.models import Source
-from storage.repos import attachments
+from storage.repos import attachments, memory_indexes
 from storage.repos import sources as repo
 from storage.repos.sources import NewRecord
 from storage.types import utcnow
@@ -283,7 +283,9 @@ class SyncRunner:
                 async for page in pages:
                     if lost.is_set():
                         raise LeaseLost(f"lost the lease on {claimed.name}")
-                    new = await self._commit(claimed, page.records, page.cursor, page.attachments)
+                    new = await self._commit(
+                        claimed, page.records, page.cursor, page.attachments, page.removed
+                    )
                     result.seen += len(page.records)
                     result.new += len(new)
                     progress.advanced(
@@ -316,9 +318,15 @@ class SyncRunner:
         records: list[NewRecord],
         cursor: Cursor | None,
         files: Sequence[FileOf] = (),
+        removed: Sequence[str] = (),
     ) -> list[tuple[int, NewRecord]]:
         now = utcnow()
         async with self.db.write() as tx:
+            for external_id in removed:  # first: a new version may share the id's prefix
+                seqs = await repo.remove_message(
+                    tx, claimed.name, external_id, scope=claimed.scope or "", now=now
+                )
+                await memory_indexes.forget_records(tx, seqs, now)
             inserted = await repo.insert_records(tx, records, now)
             await _store_files(tx, files, {(s, e) for _, s, e in inserted}, now)
             if not await repo.advance(

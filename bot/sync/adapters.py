@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from bot.channels.messages import AttachmentRef, Mention
 from bot.config import Settings
-from bot.owner.tokens import OwnerTokens
-from sources.base import SourceAdapter
+from bot.owner.tokens import OwnerTokens, SignInNeeded
+from sources.base import SourceAdapter, SourceError
+from sources.feishu.docs import KIND as DOCS
 from sources.feishu.records import KIND as FEISHU
 from sources.feishu.records import MentionRef
+from sources.feishu.tasks import KIND as TASKS
 from storage.db import Database
 
 EMAIL = "email"
-KINDS = (FEISHU, EMAIL)
+OWNER_KINDS = (DOCS, TASKS)  # read as the owner (their sign-in, /signin)
+KINDS = (FEISHU, EMAIL, *OWNER_KINDS)
+_AS_OWNER = "set MAKA_FEISHU_APP_ID, MAKA_FEISHU_APP_SECRET and MAKA_SECRET_KEY, then /signin"
 HOW_TO_CONFIGURE = {
     FEISHU: "set MAKA_FEISHU_APP_ID and MAKA_FEISHU_APP_SECRET",
     EMAIL: "set MAKA_EMAIL_HOST, MAKA_EMAIL_USER and MAKA_EMAIL_PASSWORD",
+    DOCS: _AS_OWNER,
+    TASKS: _AS_OWNER,
 }
 
 
@@ -46,7 +52,26 @@ def configured_kinds(settings: Settings) -> list[str]:
         kinds.append(FEISHU)
     if settings.email_configured:
         kinds.append(EMAIL)
+    if owner_sign_in_configured(settings):
+        kinds += OWNER_KINDS
     return kinds
+
+
+def owner_sign_in_configured(settings: Settings) -> bool:
+    return settings.feishu_configured and settings.secret_key is not None
+
+
+def source_token(tokens: OwnerTokens) -> Callable[[], Awaitable[str]]:
+    """The owner's token for a source: without a usable sign-in, the source's error is the
+    one line "sign in again: ..." (a SourceError is shown as is), and the runner backs off."""
+
+    async def token() -> str:
+        try:
+            return await tokens.get()
+        except SignInNeeded as exc:
+            raise SourceError(str(exc)) from None
+
+    return token
 
 
 def build_adapters(
@@ -61,7 +86,7 @@ def build_adapters(
     in, which the source shows as its error)."""
     wanted = set(kinds or KINDS)
     adapters: dict[str, SourceAdapter] = {}
-    owner_token = OwnerTokens(settings, db, instance_id).get  # noqa: F841  (owner sources)
+    owner_token = source_token(OwnerTokens(settings, db, instance_id))
     if FEISHU in wanted and settings.feishu_configured:
         from bot.channels.api_usage import ApiUsageCounter
         from bot.channels.feishu.api import FeishuApi
@@ -78,6 +103,15 @@ def build_adapters(
         adapters[FEISHU] = FeishuHistory(
             api, db, render=render_feishu, resources=feishu_resources, on_close=usage.aclose
         )
+    if owner_sign_in_configured(settings) and wanted & set(OWNER_KINDS):
+        from sources.feishu.docs import OwnerDocs
+        from sources.feishu.owner_api import OwnerApi
+        from sources.feishu.tasks import OwnerTasks
+
+        if DOCS in wanted:
+            adapters[DOCS] = OwnerDocs(OwnerApi(settings.feishu_domain, owner_token))
+        if TASKS in wanted:
+            adapters[TASKS] = OwnerTasks(OwnerApi(settings.feishu_domain, owner_token))
     if EMAIL in wanted and settings.email_configured:
         from sources.email import EmailSource, ImapSettings
 

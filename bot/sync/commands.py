@@ -1,12 +1,13 @@
 """`/sync status` for everyone (what this chat may see); `/sync feishu [CHAT]` and
-`/sync email` for admins: they ask the sync worker for a sync and answer at once;
+`/sync email`, `/sync docs`, `/sync tasks` for admins: they ask the sync worker for a sync
+and answer at once;
 `/sync share SOURCE` and `/sync unshare SOURCE` for the owner: what else this chat may see."""
 
 from __future__ import annotations
 
 from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from bot.sync.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, configured_kinds
+from bot.sync.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, KINDS, configured_kinds
 from bot.sync.component import SYNC_TOPIC
 from bot.sync.status import describe, load_status
 from sources.feishu.records import source_name
@@ -14,7 +15,7 @@ from storage.repos import source_shares
 from storage.repos import sources as repo
 from storage.types import utcnow
 
-USAGE = "/sync status | feishu [CHAT] | email | share SOURCE | unshare SOURCE"
+USAGE = "/sync status | feishu [CHAT] | email | docs | tasks | share SOURCE | unshare SOURCE"
 MAX_LINES = 30
 SHARING = ("share", "unshare")
 
@@ -27,7 +28,7 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         "source with this chat",
     )
     async def sync_cmd(ctx: CommandContext, args: list[str]) -> str:
-        if not args or args[0] not in ("status", FEISHU, EMAIL, *SHARING):
+        if not args or args[0] not in ("status", *KINDS, *SHARING):
             raise UsageError()
         if args[0] == "status":
             if len(args) != 1:
@@ -42,8 +43,8 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         if kind not in configured_kinds(ctx.services.settings):
             return f"{kind} is not configured: {HOW_TO_CONFIGURE[kind]}."
         chats = args[1:]
-        if kind == EMAIL and chats:
-            raise UsageError("/sync email takes no arguments")
+        if kind != FEISHU and chats:
+            raise UsageError(f"/sync {kind} takes no arguments")
         return await _request(ctx, kind, chats)
 
 
@@ -71,7 +72,7 @@ async def _request(ctx: CommandContext, kind: str, chats: list[str]) -> str:
         await repo.ensure(tx, name=kind, kind=kind, scope=None, title=None, now=now)
         if not chats:
             await repo.request_sync(tx, [kind], now, {"by": ctx.sender_id})
-            what = "Feishu history" if kind == FEISHU else "Email"
+            what = {FEISHU: "Feishu history", EMAIL: "Email"}.get(kind, f"The owner's {kind}")
         else:
             known = await repo.request_sync(
                 tx, [source_name(c) for c in chats], now, {"by": ctx.sender_id}
@@ -104,9 +105,7 @@ async def _share(ctx: CommandContext, action: str, args: list[str]) -> str:
                 now=utcnow(),
             )
             return f"{name} is shared with this chat: what it holds can be found here."
-        removed = await source_shares.unshare(
-            tx, source=name, conversation_id=ctx.conversation_id
-        )
+        removed = await source_shares.unshare(tx, source=name, conversation_id=ctx.conversation_id)
     if not removed:
         return f"{name} was not shared with this chat."
     return f"{name} is no longer shared with this chat."

@@ -1,0 +1,115 @@
+"""The owner's documents, read as the owner: one unit `docs:owner`, scope `owner:docs`.
+
+What is listed: the docx documents of the owner's root folder in Drive
+(`GET drive/v1/files`, no folder_token = the root folder; `page_token`/`has_more`;
+each file's `token`, `name`, `type`, `modified_time` in epoch seconds:
+https://open.feishu.cn/document/server-docs/docs/drive-v1/folder/list). Each document's text
+is `GET docx/v1/documents/:document_id/raw_content` (`data.content`:
+https://open.feishu.cn/document/server-docs/docs/docs/docx-v1/document/raw_content).
+Wiki spaces are not read yet.
+
+Incremental by edit time: the synced cursor keeps each document's `modified_time`, and only a
+document whose time changed is fetched again. A document is one record, its whole text
+(memory_original reads a long one in parts); its external id is `<token>#v<modified_time>`,
+so an edit is a new record and the previous version leaves search (Page.removed, the
+tombstones a recall uses), and so does a document gone from the list or that Feishu says was
+deleted (docx codes 1770002 not found, 1770003 deleted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
+from typing import Any
+
+from sources.base import Observation, Page, SyncRequest, Unit, UnitState
+from sources.feishu.owner_api import FeishuError, OwnerApi
+from storage.repos.sources import NewRecord
+
+KIND = "docs"
+UNIT = "docs:owner"
+SCOPE = "owner:docs"
+PAGE_SIZE = 200  # drive list's maximum
+BATCH = 10  # documents fetched per committed page
+GONE_CODES = (1770002, 1770003)  # not found, deleted
+
+
+def version_id(token: str, modified: str) -> str:
+    return f"{token}#v{modified}"
+
+
+class OwnerDocs:
+    kind = KIND
+
+    def __init__(self, api: OwnerApi) -> None:
+        self.api = api
+
+    async def observe(self) -> Observation:
+        return Observation([Unit(UNIT, SCOPE, "the owner's documents")], {})
+
+    async def listed(self) -> dict[str, dict[str, Any]]:
+        """token -> file, of the docx documents in the owner's root folder."""
+        found: dict[str, dict[str, Any]] = {}
+        page_token = ""
+        while True:
+            params: dict[str, Any] = {"page_size": PAGE_SIZE}
+            if page_token:
+                params["page_token"] = page_token
+            data = await self.api.call("GET", "drive/v1/files", params=params)
+            for file in data.get("files") or []:
+                if file.get("type") == "docx" and file.get("token"):
+                    found[str(file["token"])] = file
+            page_token = str(data.get("next_page_token") or "")
+            if not data.get("has_more") or not page_token:
+                return found
+
+    async def sync(self, unit: UnitState, request: SyncRequest) -> AsyncGenerator[Page, None]:
+        seen: dict[str, str] = dict((unit.synced_cursor or {}).get("modified") or {})
+        files = await self.listed()
+        gone = [t for t in seen if t not in files]
+        for token in gone:
+            del seen[token]
+        if gone:
+            yield Page(cursor={"modified": dict(seen)}, removed=gone, total=len(files))
+        changed = [f for t, f in files.items() if seen.get(t) != str(f.get("modified_time"))]
+        for start in range(0, len(changed), BATCH):
+            records, removed = [], []
+            for file in changed[start : start + BATCH]:
+                token, modified = str(file["token"]), str(file.get("modified_time") or "0")
+                if token in seen:
+                    removed.append(token)  # the previous version leaves search
+                try:
+                    text = await self._text(token)
+                except FeishuError as exc:
+                    if exc.code not in GONE_CODES:
+                        raise
+                    seen.pop(token, None)
+                    removed.append(token)
+                    continue
+                seen[token] = modified
+                records.append(self._record(file, modified, text))
+            yield Page(records, {"modified": dict(seen)}, len(files), removed=removed)
+        if not gone and not changed:
+            yield Page(cursor={"modified": dict(seen)}, total=len(files))
+
+    async def _text(self, token: str) -> str:
+        data = await self.api.call("GET", f"docx/v1/documents/{token}/raw_content")
+        return str(data.get("content") or "")
+
+    @staticmethod
+    def _record(file: dict[str, Any], modified: str, text: str) -> NewRecord:
+        title = str(file.get("name") or "")
+        edited = datetime.fromtimestamp(int(modified), UTC) if modified.isdigit() else None
+        return NewRecord(
+            source=UNIT,
+            external_id=version_id(str(file["token"]), modified),
+            scope=SCOPE,
+            text=f"{title}\n\n{text}" if title else text,
+            sent_at=edited,
+            author=str(file.get("owner_id") or "") or None,
+            title=title or None,
+            payload={"kind": "document", "token": file["token"], "url": file.get("url")},
+        )
+
+    async def aclose(self) -> None:
+        await self.api.aclose()

@@ -1,0 +1,89 @@
+"""Calling the Feishu Open API as the owner: JSON over one kept-alive session, with the
+owner's user_access_token asked for on every request (the provider refreshes it; sources never
+import bot, so they are given the provider, not the sign-in).
+
+Feishu answers every business error with `{code, msg}` (HTTP 400 mostly; 429 with code
+99991400 for rate limits: https://open.feishu.cn/document/server-docs/api-call-guide/frequency-control).
+A non-zero code is a `FeishuError` carrying it, so a caller can tell "deleted" from "refused";
+anything else (unreachable, 5xx, 429) is raised as is, and the sync runner backs off.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+
+from sources.base import SourceError
+from sources.feishu.transport import validate_domain
+
+TokenProvider = Callable[[], Awaitable[str]]
+
+
+class FeishuError(SourceError):
+    """Feishu refused the request: `code` is its error code, str(exc) one line."""
+
+    def __init__(self, code: int, msg: str, path: str) -> None:
+        super().__init__(f"Feishu {path} failed: {code} {msg}")
+        self.code = code
+
+
+class FeishuBusy(Exception):
+    """Rate limited or a server error: transient (retried by whoever called)."""
+
+
+class OwnerApi:
+    def __init__(self, domain: str, token: TokenProvider, *, timeout: float = 30.0) -> None:
+        validate_domain(domain.rstrip("/"))  # the owner's token is sent there
+        self.domain = domain.rstrip("/")
+        self.token = token
+        self.timeout = aiohttp.ClientTimeout(total=timeout)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                timeout=self.timeout, headers={"User-Agent": "maka-assistant"}
+            )
+        return self._session
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`data` of the answer; FeishuError for a non-zero code, FeishuBusy for 429/5xx."""
+        token = await self.token()  # a fresh one every call: the provider refreshes
+        query = {k: str(v) for k, v in (params or {}).items()}
+        async with self._http().request(
+            method,
+            f"{self.domain}/open-apis/{path}",
+            params=query,
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+        ) as resp:
+            status, content = resp.status, await resp.read()
+            retry_after = resp.headers.get("x-ogw-ratelimit-reset")
+        if status == 429 or status >= 500:
+            wait = f" (retry in {retry_after}s)" if retry_after else ""
+            raise FeishuBusy(f"Feishu {path}: HTTP {status}{wait}")
+        try:
+            answer = json.loads(content)
+        except ValueError:
+            raise FeishuBusy(f"Feishu {path}: HTTP {status}, not JSON") from None
+        if not isinstance(answer, dict):
+            raise FeishuBusy(f"Feishu {path}: HTTP {status}, not a JSON object")
+        code = answer.get("code")
+        if code != 0:
+            raise FeishuError(int(code or -1), str(answer.get("msg") or ""), path)
+        data = answer.get("data")
+        return data if isinstance(data, dict) else {}
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
