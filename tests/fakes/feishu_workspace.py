@@ -8,6 +8,13 @@
 - GET  /open-apis/docx/v1/documents/:document_id/raw_content  `data.content`; errors 1770002
   not found, 1770003 deleted, 1770032 no permission.
   https://open.feishu.cn/document/server-docs/docs/docs/docx-v1/document/raw_content
+- POST /open-apis/docx/v1/documents {title, folder_token?}: `data.document` {document_id,
+  revision_id, title}, in the root folder when no folder is given (no idempotency token).
+  https://open.feishu.cn/document/server-docs/docs/docs/docx-v1/document/create
+- POST /open-apis/docx/v1/documents/:document_id/blocks/:block_id/children?client_token
+  {children: [{block_type: 2, text: {elements: [{text_run: {content}}]}}], index}: the
+  paragraphs added; a client_token used before adds nothing again.
+  https://open.feishu.cn/document/server-docs/docs/docs/docx-v1/document-block-children/create
 - GET  /open-apis/task/v2/tasks?type=my_tasks&page_size&page_token  `data.items[]`,
   `has_more`, `page_token`; a task: {guid, summary, description, due {timestamp (ms),
   is_all_day}, completed_at ("0" while open), created_at, updated_at (ms strings), status
@@ -49,6 +56,7 @@ class FakeDoc:
     owner_id: str = "ou_owner"
     deleted: bool = False
     forbidden: bool = False
+    client_tokens: set[str] = field(default_factory=set)
 
     def file(self) -> dict[str, Any]:
         return {
@@ -112,6 +120,11 @@ class WorkspaceHandlers:
         app.router.add_get("/open-apis/drive/v1/files", self._list_files)
         app.router.add_get(
             "/open-apis/docx/v1/documents/{document_id}/raw_content", self._raw_content
+        )
+        app.router.add_post("/open-apis/docx/v1/documents", self._create_document)
+        app.router.add_post(
+            "/open-apis/docx/v1/documents/{document_id}/blocks/{block_id}/children",
+            self._add_blocks,
         )
         app.router.add_get("/open-apis/task/v2/tasks", self._list_tasks)
         app.router.add_post("/open-apis/task/v2/tasks", self._create_task)
@@ -180,6 +193,40 @@ class WorkspaceHandlers:
         if doc.forbidden:
             raise FeishuApiError(DOC_FORBIDDEN, http_status=403)
         return web.json_response({"code": 0, "msg": "success", "data": {"content": doc.text}})
+
+    async def _create_document(self, request: web.Request) -> web.Response:
+        owner = self._user(request)
+        body = await self._body(request)
+        if body.get("folder_token"):
+            raise FeishuApiError(DOC_NOT_FOUND)  # only the root folder here
+        token = "dox" + secrets.token_hex(10)
+        doc = FakeDoc(token, str(body.get("title") or ""), "", int(self.now()), owner)
+        self.docs[token] = doc
+        document = {"document_id": token, "revision_id": 1, "title": doc.name}
+        return web.json_response({"code": 0, "msg": "success", "data": {"document": document}})
+
+    async def _add_blocks(self, request: web.Request) -> web.Response:
+        self._user(request)
+        doc = self.docs.get(request.match_info["document_id"])
+        if doc is None or request.match_info["block_id"] != doc.token:
+            raise FeishuApiError(DOC_NOT_FOUND)
+        if doc.deleted:
+            raise FeishuApiError(DOC_DELETED)
+        body = await self._body(request)
+        token = request.query.get("client_token", "")
+        texts = [
+            "".join(
+                str((e.get("text_run") or {}).get("content") or "")
+                for e in (child.get("text") or {}).get("elements") or []
+            )
+            for child in body.get("children") or []
+        ]
+        if not token or token not in doc.client_tokens:
+            doc.client_tokens.add(token)
+            doc.text = "\n".join([*([doc.text] if doc.text else []), *texts])
+            doc.modified_time = max(int(self.now()), doc.modified_time + 1)
+        data = {"children": [{"block_type": 2} for _ in texts], "client_token": token}
+        return web.json_response({"code": 0, "msg": "success", "data": data})
 
     async def _list_tasks(self, request: web.Request) -> web.Response:
         self._user(request)

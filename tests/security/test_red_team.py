@@ -660,6 +660,9 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
             "schedule_message",
             {"to": GROUP, "text": "a later note", "at": LATER.isoformat(), "reason": "asked to"},
         ),
+        send("create_task", {"summary": "a task", "due": LATER.isoformat(), "reason": "asked"}),
+        send("complete_task", {"task": "a task", "reason": "asked to"}),
+        send("create_document", {"title": "a doc", "text": "some text", "reason": "asked"}),
         send("inbox_check", {}),
         send("send_user", {"text": "On it."}),
         SLEEP,
@@ -690,6 +693,10 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         f"/sync share feishu:{OWNER_DM}",
         "/sync unshare email:INBOX",
         "/sync email",
+        "/sync docs",
+        "/sync tasks",
+        "/sync share docs:owner",
+        "/sync share tasks:owner",
         "/admins list",
         f"/admins remove {OWNER}",
         "/index list",
@@ -865,6 +872,7 @@ async def nothing_acted(team: RedTeam) -> None:
         (a.id, a.state, a.decided_by) for a in rows
     ]
     assert not [m for m in team.w.fake.sent if (m.uuid or "").startswith("maka-action-")]
+    assert not team.w.fake.tasks and not team.w.fake.docs  # no task or document made
 
 
 def every_tool_was_tried(team: RedTeam) -> None:
