@@ -168,7 +168,9 @@ class Settings(BaseSettings):
     # What the owner's sign-in asks Feishu for (space-separated; offline_access gives the
     # refresh token that keeps the sign-in alive beyond two hours).
     feishu_oauth_scopes: str = (
-        "offline_access calendar:calendar task:task:write docx:document:readonly wiki:wiki:readonly"
+        # docx:document: read documents and create them (create_document); drive: list them.
+        "offline_access calendar:calendar task:task:write docx:document drive:drive:readonly "
+        "wiki:wiki:readonly"
     )
     trusted_proxies: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)
 
