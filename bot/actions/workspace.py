@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.actions.registry import ActionFailed, register_executor
+from bot.owner.api import owner_api
 from bot.owner.tokens import SignInNeeded, owner_user_token
 from bot.services import Services
 from sources.feishu.owner_api import FeishuError, OwnerApi
@@ -43,7 +44,7 @@ def _api(services: Services) -> OwnerApi:
         except SignInNeeded as exc:
             raise ActionFailed(str(exc)) from None
 
-    return OwnerApi(services.settings.feishu_domain, token)
+    return owner_api(services.settings, token)
 
 
 def _quoted(text: str) -> str:
@@ -157,7 +158,9 @@ async def create_document(services: Services, action: Action, key: str) -> str:
     try:
         document_id = await _created_before(services, api, action, title)
         if document_id is None:
-            data = await _call(api, "POST", "docx/v1/documents", body={"title": title})
+            # Not tried again here: a lost answer may have created it (the worker's next try
+            # looks for it first).
+            data = await _call(api, "POST", "docx/v1/documents", body={"title": title}, retry=False)
             document_id = str((data.get("document") or {}).get("document_id") or "")
             if not document_id:
                 raise ActionFailed("Feishu created no document (no document_id in its answer)")

@@ -104,14 +104,14 @@ def build_adapters(
             api, db, render=render_feishu, resources=feishu_resources, on_close=usage.aclose
         )
     if owner_sign_in_configured(settings) and wanted & set(OWNER_KINDS):
+        from bot.owner.api import owner_api
         from sources.feishu.docs import OwnerDocs
-        from sources.feishu.owner_api import OwnerApi
         from sources.feishu.tasks import OwnerTasks
 
         if DOCS in wanted:
-            adapters[DOCS] = OwnerDocs(OwnerApi(settings.feishu_domain, owner_token))
+            adapters[DOCS] = OwnerDocs(owner_api(settings, owner_token))
         if TASKS in wanted:
-            adapters[TASKS] = OwnerTasks(OwnerApi(settings.feishu_domain, owner_token))
+            adapters[TASKS] = OwnerTasks(owner_api(settings, owner_token))
     if EMAIL in wanted and settings.email_configured:
         from sources.email import EmailSource, ImapSettings
 

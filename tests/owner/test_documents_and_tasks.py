@@ -138,3 +138,18 @@ async def test_without_a_sign_in_the_sources_say_sign_in_again(make_world: World
         assert w.fake.calls("/open-apis/drive/v1/files") == 0
         status = await answer(w, "/sync status")
         assert "sign in again" in status, status
+
+
+async def test_a_rate_limited_list_waits_the_servers_delay_and_goes_on(
+    make_world: WorldFactory,
+) -> None:
+    async with signin_world(make_world) as w:
+        assert (await sign_in(w)).status == 200
+        w.fake.put_task("water the ficus")
+        w.fake.rate_limit_next("/open-apis/task/v2/tasks", times=1, reset_seconds=1, method="GET")
+        await sync(w, "tasks")
+        await wait_until(lambda: found(w, "ficus"), what="the task in search")
+        async with w.app.services.db.read() as s:
+            row = await s.scalar(select(Source).where(Source.name == TASKS))
+        assert row is not None and row.last_error is None
+        assert w.fake.calls("/open-apis/task/v2/tasks", "GET") == 2  # refused once, then read
