@@ -3,10 +3,14 @@
 What is listed: the docx documents of the owner's root folder in Drive
 (`GET drive/v1/files`, no folder_token = the root folder; `page_token`/`has_more`;
 each file's `token`, `name`, `type`, `modified_time` in epoch seconds:
-https://open.feishu.cn/document/server-docs/docs/drive-v1/folder/list). Each document's text
-is `GET docx/v1/documents/:document_id/raw_content` (`data.content`:
+https://open.feishu.cn/document/server-docs/docs/drive-v1/folder/list), and the docx nodes of
+the wiki spaces the owner can see (`GET wiki/v2/spaces`, then `GET wiki/v2/spaces/:space_id/
+nodes` from the top, `parent_node_token` for a node that `has_child`; a node's document is its
+`obj_token`, edited at `obj_edit_time`:
+https://open.feishu.cn/document/server-docs/docs/wiki-v2/space/list,
+https://open.feishu.cn/document/server-docs/docs/wiki-v2/space-node/list). Each document's
+text is `GET docx/v1/documents/:document_id/raw_content` (`data.content`:
 https://open.feishu.cn/document/server-docs/docs/docs/docx-v1/document/raw_content).
-Wiki spaces are not read yet.
 
 Incremental by edit time: the synced cursor keeps each document's `modified_time`, and only a
 document whose time changed is fetched again. A document is one record, its whole text
@@ -29,7 +33,8 @@ from storage.repos.sources import NewRecord
 KIND = "docs"
 UNIT = "docs:owner"
 SCOPE = "owner:docs"
-PAGE_SIZE = 200  # drive list's maximum
+PAGE_SIZE = 50  # within every list's maximum (drive 200, wiki 50)
+MAX_WIKI_DEPTH = 20  # a wiki tree deeper than this is not followed further
 BATCH = 10  # documents fetched per committed page
 GONE_CODES = (1770002, 1770003)  # not found, deleted
 
@@ -48,20 +53,48 @@ class OwnerDocs:
         return Observation([Unit(UNIT, SCOPE, "the owner's documents")], {})
 
     async def listed(self) -> dict[str, dict[str, Any]]:
-        """token -> file, of the docx documents in the owner's root folder."""
+        """token -> file, of the docx documents in the owner's root folder and wiki spaces
+        (a wiki node as a file: its document's token, title and edit time)."""
         found: dict[str, dict[str, Any]] = {}
+        async for file in self._pages("drive/v1/files", "files", "next_page_token", {}):
+            if file.get("type") == "docx" and file.get("token"):
+                found[str(file["token"])] = file
+        async for space in self._pages("wiki/v2/spaces", "items", "page_token", {}):
+            if space.get("space_id"):
+                await self._wiki_nodes(str(space["space_id"]), None, found)
+        return found
+
+    async def _wiki_nodes(
+        self, space_id: str, parent: str | None, found: dict[str, dict[str, Any]], depth: int = 0
+    ) -> None:
+        params = {"parent_node_token": parent} if parent else {}
+        path = f"wiki/v2/spaces/{space_id}/nodes"
+        async for node in self._pages(path, "items", "page_token", params):
+            if node.get("obj_type") == "docx" and node.get("obj_token"):
+                found[str(node["obj_token"])] = {
+                    "token": node["obj_token"],
+                    "name": node.get("title"),
+                    "modified_time": node.get("obj_edit_time"),
+                    "owner_id": node.get("owner"),
+                    "url": node.get("url"),
+                }
+            if node.get("has_child") and node.get("node_token") and depth < MAX_WIKI_DEPTH:
+                await self._wiki_nodes(space_id, str(node["node_token"]), found, depth + 1)
+
+    async def _pages(
+        self, path: str, items: str, next_key: str, params: dict[str, Any]
+    ) -> AsyncGenerator[dict[str, Any], None]:
         page_token = ""
         while True:
-            params: dict[str, Any] = {"page_size": PAGE_SIZE}
+            query: dict[str, Any] = {**params, "page_size": PAGE_SIZE}
             if page_token:
-                params["page_token"] = page_token
-            data = await self.api.call("GET", "drive/v1/files", params=params)
-            for file in data.get("files") or []:
-                if file.get("type") == "docx" and file.get("token"):
-                    found[str(file["token"])] = file
-            page_token = str(data.get("next_page_token") or "")
+                query["page_token"] = page_token
+            data = await self.api.call("GET", path, params=query)
+            for item in data.get(items) or []:
+                yield item
+            page_token = str(data.get(next_key) or "")
             if not data.get("has_more") or not page_token:
-                return found
+                return
 
     async def sync(self, unit: UnitState, request: SyncRequest) -> AsyncGenerator[Page, None]:
         seen: dict[str, str] = dict((unit.synced_cursor or {}).get("modified") or {})

@@ -5,6 +5,12 @@
   `data.files[]` {token, name, type, parent_token, url, created_time, modified_time (epoch
   seconds, strings), owner_id}, `has_more`, `next_page_token`.
   https://open.feishu.cn/document/server-docs/docs/drive-v1/folder/list
+- GET  /open-apis/wiki/v2/spaces?page_size&page_token  `data.items[]` {space_id, name},
+  `has_more`, `page_token`.  https://open.feishu.cn/document/server-docs/docs/wiki-v2/space/list
+- GET  /open-apis/wiki/v2/spaces/:space_id/nodes?parent_node_token  `data.items[]`
+  {space_id, node_token, obj_token, obj_type, parent_node_token, has_child, title,
+  obj_edit_time (epoch seconds, string)}; page_size at most 50.
+  https://open.feishu.cn/document/server-docs/docs/wiki-v2/space-node/list
 - GET  /open-apis/docx/v1/documents/:document_id/raw_content  `data.content`; errors 1770002
   not found, 1770003 deleted, 1770032 no permission.
   https://open.feishu.cn/document/server-docs/docs/docs/docx-v1/document/raw_content
@@ -57,6 +63,7 @@ class FakeDoc:
     deleted: bool = False
     forbidden: bool = False
     client_tokens: set[str] = field(default_factory=set)
+    in_root: bool = True  # listed in the Drive root folder (a wiki node's document is not)
 
     def file(self) -> dict[str, Any]:
         return {
@@ -105,6 +112,8 @@ class WorkspaceHandlers:
     def __init__(self) -> None:
         self.docs: dict[str, FakeDoc] = {}
         self.tasks: dict[str, FakeTask] = {}
+        # space_id -> (node_token, parent node_token or "", document token)
+        self.wiki: dict[str, list[tuple[str, str, str]]] = {}
         self.list_page_size_cap = 200
 
     # what FeishuFake provides
@@ -126,6 +135,8 @@ class WorkspaceHandlers:
             "/open-apis/docx/v1/documents/{document_id}/blocks/{block_id}/children",
             self._add_blocks,
         )
+        app.router.add_get("/open-apis/wiki/v2/spaces", self._list_spaces)
+        app.router.add_get("/open-apis/wiki/v2/spaces/{space_id}/nodes", self._list_nodes)
         app.router.add_get("/open-apis/task/v2/tasks", self._list_tasks)
         app.router.add_post("/open-apis/task/v2/tasks", self._create_task)
         app.router.add_patch("/open-apis/task/v2/tasks/{guid}", self._patch_task)
@@ -140,6 +151,16 @@ class WorkspaceHandlers:
             modified = before.modified_time + 1
         self.docs[token] = FakeDoc(token, name, text, modified)
         return self.docs[token]
+
+    def put_wiki_doc(
+        self, space_id: str, token: str, title: str, text: str, *, parent: str = ""
+    ) -> str:
+        """A docx node in a wiki space (under `parent`, a node token); its node token."""
+        doc = self.put_doc(token, title, text)
+        doc.in_root = False
+        node = "wik" + token
+        self.wiki.setdefault(space_id, []).append((node, parent, token))
+        return node
 
     def put_task(self, summary: str, *, due_ms: int | None = None) -> FakeTask:
         guid = secrets.token_hex(8)
@@ -175,7 +196,11 @@ class WorkspaceHandlers:
         if request.query.get("folder_token"):
             raise FeishuApiError(DOC_NOT_FOUND)  # only the root folder here
         size, start = self._page(request, self.list_page_size_cap)
-        files = [d.file() for d in self.docs.values() if not d.deleted and d.owner_id == owner]
+        files = [
+            d.file()
+            for d in self.docs.values()
+            if d.in_root and not d.deleted and d.owner_id == owner
+        ]
         page = files[start : start + size]
         more = start + size < len(files)
         data: dict[str, Any] = {"files": page, "has_more": more}
@@ -193,6 +218,45 @@ class WorkspaceHandlers:
         if doc.forbidden:
             raise FeishuApiError(DOC_FORBIDDEN, http_status=403)
         return web.json_response({"code": 0, "msg": "success", "data": {"content": doc.text}})
+
+    async def _list_spaces(self, request: web.Request) -> web.Response:
+        self._user(request)
+        size, start = self._page(request, 50)
+        spaces = [{"space_id": s, "name": f"space {s}"} for s in self.wiki]
+        return self._listed(spaces[start : start + size], start + size < len(spaces), start + size)
+
+    async def _list_nodes(self, request: web.Request) -> web.Response:
+        self._user(request)
+        nodes = self.wiki.get(request.match_info["space_id"])
+        if nodes is None:
+            raise FeishuApiError(DOC_NOT_FOUND)
+        size, start = self._page(request, 50)
+        parent = request.query.get("parent_node_token", "")
+        items = []
+        for node, above, token in nodes:
+            doc = self.docs[token]
+            if above != parent or doc.deleted:
+                continue
+            items.append(
+                {
+                    "space_id": request.match_info["space_id"],
+                    "node_token": node,
+                    "obj_token": token,
+                    "obj_type": "docx",
+                    "parent_node_token": above,
+                    "has_child": any(a == node for _, a, _ in nodes),
+                    "title": doc.name,
+                    "obj_edit_time": str(doc.modified_time),
+                }
+            )
+        return self._listed(items[start : start + size], start + size < len(items), start + size)
+
+    @staticmethod
+    def _listed(items: list[dict[str, Any]], more: bool, next_start: int) -> web.Response:
+        data: dict[str, Any] = {"items": items, "has_more": more}
+        if more:
+            data["page_token"] = str(next_start)
+        return web.json_response({"code": 0, "msg": "success", "data": data})
 
     async def _create_document(self, request: web.Request) -> web.Response:
         owner = self._user(request)

@@ -97,6 +97,25 @@ async def test_an_edited_document_is_found_by_its_new_words_and_a_deleted_one_le
         assert w.fake.calls("/open-apis/docx/v1/documents/") == fetched + 1
 
 
+async def test_documents_in_wiki_spaces_are_synced_at_every_depth(
+    make_world: WorldFactory,
+) -> None:
+    async with signin_world(make_world) as w:
+        assert (await sign_in(w)).status == 200
+        top = w.fake.put_wiki_doc("7001", "doxTop", "Handbook", "the capybara policy")
+        w.fake.put_wiki_doc("7001", "doxChild", "Travel", "the quokka allowance", parent=top)
+        await sync(w, "docs")
+        await wait_until(lambda: found(w, "capybara"), what="the top wiki page in search")
+        await wait_until(lambda: found(w, "quokka"), what="the child wiki page in search")
+        w.fake.docs["doxChild"].deleted = True
+        await sync(w, "docs")
+
+        async def child_gone() -> bool:
+            return not await found(w, "quokka") and await found(w, "capybara")
+
+        await wait_until(child_gone, what="the deleted wiki page gone from search")
+
+
 async def test_a_completed_task_is_updated_and_a_deleted_task_leaves_search(
     make_world: WorldFactory,
 ) -> None:
