@@ -17,7 +17,9 @@ document whose time changed is fetched again. A document is one record, its whol
 (memory_original reads a long one in parts); its external id is `<token>#v<modified_time>`,
 so an edit is a new record and the previous version leaves search (Page.removed, the
 tombstones a recall uses), and so does a document gone from the list or that Feishu says was
-deleted (docx codes 1770002 not found, 1770003 deleted).
+deleted (docx codes 1770002 not found, 1770003 deleted). A document that cannot be read (no
+permission) does not stop the others: it is tried again on the next sync, and the source shows
+the error once the rest is stored.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Any
 
-from sources.base import Observation, Page, SyncRequest, Unit, UnitState
+from sources.base import Observation, Page, SourceError, SyncRequest, Unit, UnitState
 from sources.feishu.owner_api import FeishuError, OwnerApi
 from storage.repos.sources import NewRecord
 
@@ -105,25 +107,30 @@ class OwnerDocs:
         if gone:
             yield Page(cursor={"modified": dict(seen)}, removed=gone, total=len(files))
         changed = [f for t, f in files.items() if seen.get(t) != str(f.get("modified_time"))]
+        unreadable: dict[str, str] = {}
         for start in range(0, len(changed), BATCH):
             records, removed = [], []
             for file in changed[start : start + BATCH]:
                 token, modified = str(file["token"]), str(file.get("modified_time") or "0")
-                if token in seen:
-                    removed.append(token)  # the previous version leaves search
                 try:
                     text = await self._text(token)
                 except FeishuError as exc:
-                    if exc.code not in GONE_CODES:
-                        raise
-                    seen.pop(token, None)
-                    removed.append(token)
+                    if exc.code in GONE_CODES:
+                        seen.pop(token, None)
+                        removed.append(token)
+                    else:  # e.g. no permission: the others go on; tried again next sync
+                        unreadable[token] = str(exc)
                     continue
+                if token in seen:
+                    removed.append(token)  # the previous version leaves search
                 seen[token] = modified
                 records.append(self._record(file, modified, text))
             yield Page(records, {"modified": dict(seen)}, len(files), removed=removed)
         if not gone and not changed:
             yield Page(cursor={"modified": dict(seen)}, total=len(files))
+        if unreadable:  # shown as the source's error, once everything else is stored
+            token, line = next(iter(unreadable.items()))
+            raise SourceError(f"{len(unreadable)} document(s) could not be read, {token}: {line}")
 
     async def _text(self, token: str) -> str:
         data = await self.api.call("GET", f"docx/v1/documents/{token}/raw_content")

@@ -172,3 +172,22 @@ async def test_a_rate_limited_list_waits_the_servers_delay_and_goes_on(
             row = await s.scalar(select(Source).where(Source.name == TASKS))
         assert row is not None and row.last_error is None
         assert w.fake.calls("/open-apis/task/v2/tasks", "GET") == 2  # refused once, then read
+
+
+async def test_a_document_without_permission_is_shown_as_the_error_and_the_others_go_on(
+    make_world: WorldFactory,
+) -> None:
+    async with signin_world(make_world) as w:
+        assert (await sign_in(w)).status == 200
+        w.fake.put_doc("doxSecret", "Secret", "the wombat dossier").forbidden = True
+        w.fake.put_doc("doxOpen", "Open", "the dingo roster")
+        await answer(w, "/sync docs")
+
+        async def red() -> bool:
+            async with w.app.services.db.read() as s:
+                row = await s.scalar(select(Source).where(Source.name == DOCS))
+            return row is not None and "1770032" in (row.last_error or "")
+
+        await wait_until(red, what="the unreadable document as the source's error")
+        await wait_until(lambda: found(w, "dingo"), what="the readable document in search")
+        assert not await found(w, "wombat")
