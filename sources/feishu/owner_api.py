@@ -19,7 +19,6 @@ from typing import Any
 import aiohttp
 
 from sources.base import SourceError
-from sources.feishu.transport import validate_domain
 
 TokenProvider = Callable[[], Awaitable[str]]
 Answer = dict[str, Any]
@@ -53,6 +52,10 @@ class OwnerApi:
     def __init__(
         self, domain: str, token: TokenProvider, *, retry: Retry = once, timeout: float = 30.0
     ) -> None:
+        # Here, not at the top: transport imports the Feishu SDK (160 MB), which the embedded
+        # service must not load (tests/web/test_footprint.py).
+        from sources.feishu.transport import validate_domain
+
         validate_domain(domain.rstrip("/"))  # the owner's token is sent there
         self.domain = domain.rstrip("/")
         self.token = token
