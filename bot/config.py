@@ -152,6 +152,8 @@ class Settings(BaseSettings):
     # The owner's calendar (read as the owner): moved and cancelled events show up this soon.
     sync_calendar_interval: float = Field(default=900.0, ge=0)
     sync_email_interval: float = Field(default=900.0, ge=0)
+    # The owner's documents and tasks (read as the owner, after /signin); 0 turns it off.
+    sync_owner_interval: float = Field(default=3600.0, ge=0)
 
     # The console page at /console speaks as the owner: on by default only when no Feishu app
     # is configured (development); set MAKA_CONSOLE=true to force it on.
@@ -168,7 +170,8 @@ class Settings(BaseSettings):
     # What the owner's sign-in asks Feishu for (space-separated; offline_access gives the
     # refresh token that keeps the sign-in alive beyond two hours).
     feishu_oauth_scopes: str = (
-        "offline_access calendar:calendar task:task:write docx:document:readonly "
+        # docx:document: read documents and create them (create_document); drive: list them.
+        "offline_access calendar:calendar task:task:write docx:document drive:drive:readonly "
         "wiki:wiki:readonly"
     )
     trusted_proxies: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)

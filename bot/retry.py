@@ -7,7 +7,8 @@ server knows when its window reopens (Feishu's `x-ogw-ratelimit-reset`, HTTP `Re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from tenacity import (
     AsyncRetrying,
@@ -17,6 +18,8 @@ from tenacity import (
     wait_exponential,
     wait_random,
 )
+
+T = TypeVar("T")
 
 
 def server_hinted_wait(
@@ -50,3 +53,18 @@ def retrying(
         wait=server_hinted_wait(initial_wait, max_wait),
         reraise=True,
     )
+
+
+async def retry_call(
+    call: Callable[[], Awaitable[T]],
+    is_retryable: Callable[[BaseException], bool],
+    *,
+    attempts: int = 4,
+    max_wait: float = 60.0,
+) -> T:
+    """`call()` under `retrying`: for code that is handed a retry as a function (a source's
+    Feishu client, which may not import this module)."""
+    async for attempt in retrying(is_retryable, attempts=attempts, max_wait=max_wait):
+        with attempt:
+            return await call()
+    raise AssertionError("retrying ends in a return or a raise")

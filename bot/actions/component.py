@@ -8,6 +8,7 @@ from aiohttp import web
 from bot.actions.calendar import register_calendar_kinds
 from bot.actions.messages import TIMER_KIND, fire_scheduled, register_message_kinds
 from bot.actions.worker import ActionWorker
+from bot.actions.workspace import register_workspace_kinds
 from bot.services import Services
 
 
@@ -18,6 +19,7 @@ class Actions:
     async def start(self, services: Services) -> None:
         register_message_kinds()
         register_calendar_kinds()
+        register_workspace_kinds()  # a worker-only process runs them too
         services.timers.on(TIMER_KIND, fire_scheduled)
         if services.runs_workers:
             services.host.add(ActionWorker(services))

@@ -9,18 +9,23 @@ from bot.channels.messages import AttachmentRef, Mention
 from bot.config import Settings
 from bot.owner.tokens import OwnerTokens, SignInNeeded
 from sources.base import SourceAdapter, SourceError
+from sources.feishu.docs import KIND as DOCS
 from sources.feishu.owner_units import CALENDAR_KIND as CALENDAR
 from sources.feishu.records import KIND as FEISHU
 from sources.feishu.records import MentionRef
+from sources.feishu.tasks import KIND as TASKS
 from storage.db import Database
 
 EMAIL = "email"
-KINDS = (FEISHU, EMAIL, CALENDAR)
+OWNER_KINDS = (DOCS, TASKS)  # read as the owner (their sign-in, /signin), besides the calendar
+KINDS = (FEISHU, EMAIL, CALENDAR, *OWNER_KINDS)
+_AS_OWNER = "set MAKA_FEISHU_APP_ID, MAKA_FEISHU_APP_SECRET and MAKA_SECRET_KEY, then /signin"
 HOW_TO_CONFIGURE = {
     FEISHU: "set MAKA_FEISHU_APP_ID and MAKA_FEISHU_APP_SECRET",
     EMAIL: "set MAKA_EMAIL_HOST, MAKA_EMAIL_USER and MAKA_EMAIL_PASSWORD",
-    CALENDAR: "set MAKA_FEISHU_APP_ID, MAKA_FEISHU_APP_SECRET and MAKA_SECRET_KEY, then the "
-    "owner sends /signin",
+    CALENDAR: _AS_OWNER,
+    DOCS: _AS_OWNER,
+    TASKS: _AS_OWNER,
 }
 
 
@@ -51,6 +56,7 @@ def configured_kinds(settings: Settings) -> list[str]:
         kinds.append(EMAIL)
     if owner_sign_in_configured(settings):
         kinds.append(CALENDAR)
+        kinds += OWNER_KINDS
     return kinds
 
 
@@ -118,6 +124,15 @@ def build_adapters(
         adapters[CALENDAR] = OwnerCalendarSource(
             calendar_api, owner_token, tz=settings.tz, on_close=calendar_usage.aclose
         )
+    if owner_sign_in_configured(settings) and wanted & set(OWNER_KINDS):
+        from bot.owner.api import owner_api
+        from sources.feishu.docs import OwnerDocs
+        from sources.feishu.tasks import OwnerTasks
+
+        if DOCS in wanted:
+            adapters[DOCS] = OwnerDocs(owner_api(settings, owner_token))
+        if TASKS in wanted:
+            adapters[TASKS] = OwnerTasks(owner_api(settings, owner_token))
     if EMAIL in wanted and settings.email_configured:
         from sources.email import EmailSource, ImapSettings
 

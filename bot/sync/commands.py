@@ -1,12 +1,13 @@
 """`/sync status` for everyone (what this chat may see); `/sync feishu [CHAT]` and
-`/sync email` for admins: they ask the sync worker for a sync and answer at once;
+`/sync email`, `/sync docs`, `/sync tasks` for admins: they ask the sync worker for a sync
+and answer at once;
 `/sync share SOURCE` and `/sync unshare SOURCE` for the owner: what else this chat may see."""
 
 from __future__ import annotations
 
 from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from bot.sync.adapters import CALENDAR, EMAIL, FEISHU, HOW_TO_CONFIGURE, configured_kinds
+from bot.sync.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, KINDS, configured_kinds
 from bot.sync.component import SYNC_TOPIC
 from bot.sync.status import describe, load_status
 from sources.feishu.records import source_name
@@ -14,7 +15,9 @@ from storage.repos import source_shares
 from storage.repos import sources as repo
 from storage.types import utcnow
 
-USAGE = "/sync status | feishu [CHAT] | email | calendar | share SOURCE | unshare SOURCE"
+USAGE = (
+    "/sync status | feishu [CHAT] | email | calendar | docs | tasks | share SOURCE | unshare SOURCE"
+)
 MAX_LINES = 30
 SHARING = ("share", "unshare")
 
@@ -27,7 +30,7 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         "source with this chat",
     )
     async def sync_cmd(ctx: CommandContext, args: list[str]) -> str:
-        if not args or args[0] not in ("status", FEISHU, EMAIL, CALENDAR, *SHARING):
+        if not args or args[0] not in ("status", *KINDS, *SHARING):
             raise UsageError()
         if args[0] == "status":
             if len(args) != 1:
@@ -42,7 +45,7 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         if kind not in configured_kinds(ctx.services.settings):
             return f"{kind} is not configured: {HOW_TO_CONFIGURE[kind]}."
         chats = args[1:]
-        if kind in (EMAIL, CALENDAR) and chats:
+        if kind != FEISHU and chats:
             raise UsageError(f"/sync {kind} takes no arguments")
         return await _request(ctx, kind, chats)
 
@@ -71,7 +74,7 @@ async def _request(ctx: CommandContext, kind: str, chats: list[str]) -> str:
         await repo.ensure(tx, name=kind, kind=kind, scope=None, title=None, now=now)
         if not chats:
             await repo.request_sync(tx, [kind], now, {"by": ctx.sender_id})
-            what = {FEISHU: "Feishu history", EMAIL: "Email"}.get(kind, "The owner's calendar")
+            what = {FEISHU: "Feishu history", EMAIL: "Email"}.get(kind, f"The owner's {kind}")
         else:
             known = await repo.request_sync(
                 tx, [source_name(c) for c in chats], now, {"by": ctx.sender_id}

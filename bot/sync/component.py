@@ -4,7 +4,8 @@ nothing to web-only processes: ingest writes the records itself.
 
 Schedule: one persisted timer per configured source kind (`sources.sync:feishu`,
 `sources.sync:email`) fires every MAKA_SYNC_FEISHU_INTERVAL / MAKA_SYNC_EMAIL_INTERVAL
-seconds (0: only on request). Its handler runs in the firing transaction and only asks for a
+seconds, and `docs`/`tasks` every MAKA_SYNC_OWNER_INTERVAL (0: only on request). Its handler
+runs in the firing transaction and only asks for a
 sync (marks the kind's source row wanted) and sets the next wake; the `source-sync` worker
 claims requested sources by lease and does the work, so a source is synced by one process at
 a time across replicas, and a request survives restarts.
@@ -24,7 +25,7 @@ from bot.host.timers import TOPIC as TIMERS_TOPIC
 from bot.host.workers import Worker
 from bot.memory.source_index import SourceIndexer, SourceIndexWorker
 from bot.services import Services
-from bot.sync.adapters import build_adapters, configured_kinds, not_configured
+from bot.sync.adapters import OWNER_KINDS, build_adapters, configured_kinds, not_configured
 from sources.base import SourceAdapter
 from sources.runner import SyncRunner
 from storage.models import Timer
@@ -75,10 +76,12 @@ class SourcesComponent:
 
     def intervals(self) -> dict[str, float]:
         s = self.settings
+        owner = s.sync_owner_interval  # the owner's documents and tasks (read as the owner)
         return {
             "feishu": s.sync_feishu_interval,
             "email": s.sync_email_interval,
             "calendar": s.sync_calendar_interval,
+            **{kind: owner for kind in OWNER_KINDS},
         }
 
     async def start(self, services: Services) -> None:

@@ -252,3 +252,14 @@ async def revoke(tx: AsyncSession, permission_id: int, now: datetime) -> bool:
         .execution_options(synchronize_session=False)
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def note_result(tx: AsyncSession, action_id: int, result: str) -> None:
+    """What a running action already did (a document it created), kept on the row so that a
+    run again after a crash finds it and does not do it twice; `finish` replaces it."""
+    await tx.execute(
+        update(Action)
+        .where(Action.id == action_id, Action.state == RUNNING)
+        .values(result=result[:2000])
+        .execution_options(synchronize_session=False)
+    )

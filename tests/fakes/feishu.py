@@ -47,6 +47,7 @@ from .feishu_oauth import OAuthHandlers
 from .feishu_reactions import Reaction, ReactionEvent, ReactionHandlers
 from .feishu_resources import FakeResource, ResourceHandlers
 from .feishu_speech import SpeechHandlers
+from .feishu_workspace import FakeDoc, FakeTask, WorkspaceHandlers
 from .feishu_ws import (
     WsClientConfig,
     WsDelivery,
@@ -60,7 +61,9 @@ from .feishu_ws import (
 __all__ = [
     "Chat",
     "FakeCard",
+    "FakeDoc",
     "FakeResource",
+    "FakeTask",
     "FeishuApiError",
     "FeishuEventSender",
     "FeishuFake",
@@ -126,6 +129,7 @@ class FeishuFake(
     ReactionHandlers,
     ResourceHandlers,
     SpeechHandlers,
+    WorkspaceHandlers,
     WsHandlers,
 ):
     """`async with FeishuFake() as fake:` then point clients at `fake.url`.
@@ -153,6 +157,7 @@ class FeishuFake(
         ReactionHandlers.__init__(self)
         ResourceHandlers.__init__(self)
         SpeechHandlers.__init__(self)
+        WorkspaceHandlers.__init__(self)
         WsHandlers.__init__(self)
         self.bot_open_id = bot_open_id
         self.bot_name = bot_name
@@ -184,6 +189,7 @@ class FeishuFake(
         self.add_reaction_routes(app)
         self.add_resource_routes(app)
         self.add_speech_routes(app)
+        self.add_workspace_routes(app)
         self.add_ws_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

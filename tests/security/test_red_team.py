@@ -682,6 +682,9 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
             },
         ),
         send("cancel_event", {"event": "evt_owners", "reason": "asked to"}),
+        send("create_task", {"summary": "a task", "due": LATER.isoformat(), "reason": "asked"}),
+        send("complete_task", {"task": "a task", "reason": "asked to"}),
+        send("create_document", {"title": "a doc", "text": "some text", "reason": "asked"}),
         send("inbox_check", {}),
         send("send_user", {"text": "On it."}),
         SLEEP,
@@ -714,6 +717,10 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         "/sync share calendar:primary",
         "/sync email",
         "/sync calendar",
+        "/sync docs",
+        "/sync tasks",
+        "/sync share docs:owner",
+        "/sync share tasks:owner",
         "/admins list",
         f"/admins remove {OWNER}",
         "/index list",
@@ -895,6 +902,7 @@ async def nothing_acted(team: RedTeam) -> None:
     ]
     assert not [m for m in team.w.fake.sent if (m.uuid or "").startswith("maka-action-")]
     assert not team.w.fake.events and not team.w.fake.event_keys  # no calendar was touched
+    assert not team.w.fake.tasks and not team.w.fake.docs  # no task or document made
 
 
 def every_tool_was_tried(team: RedTeam) -> None:
