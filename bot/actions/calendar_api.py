@@ -28,12 +28,12 @@ from typing import Any
 from bot.channels.api_usage import ApiUsageCounter
 from bot.channels.feishu.api import FeishuApi, FeishuApiError
 from bot.config import Settings
+from sources.feishu.calendar import CalendarApiError, primary_calendar_id
 from sources.feishu.sdk import (
     CreateCalendarEventAttendeeRequest,
     CreateCalendarEventRequest,
     DeleteCalendarEventRequest,
     PatchCalendarEventRequest,
-    PrimaryCalendarRequest,
 )
 from storage.db import Database
 
@@ -59,13 +59,10 @@ class OwnerCalendar:
         return resp.data
 
     async def primary(self) -> str:
-        request = PrimaryCalendarRequest.builder().user_id_type("open_id").build()
-        data = await self._call("calendar.primary", request)
-        for entry in data.get("calendars") or []:
-            calendar_id = (entry.get("calendar") or {}).get("calendar_id")
-            if calendar_id:
-                return str(calendar_id)
-        raise NoCalendar("Feishu gave no primary calendar for the owner")
+        try:
+            return await primary_calendar_id(self._call)
+        except CalendarApiError as exc:
+            raise NoCalendar(str(exc)) from exc
 
     async def create(
         self, calendar_id: str, *, title: str, start: datetime, end: datetime, key: str

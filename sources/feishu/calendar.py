@@ -74,6 +74,20 @@ class CalendarApiError(Exception):
     """An error answer the adapter acts on (its `code`)."""
 
 
+async def primary_calendar_id(
+    call: Callable[[str, Any], Awaitable[dict[str, Any]]],
+) -> str:
+    """The owner's primary calendar (`POST calendar/v4/calendars/primary`), asked through
+    `call(api name, request)` as the owner: the source's and the calendar actions' alike."""
+    request = PrimaryCalendarRequest.builder().user_id_type("open_id").build()
+    data = await call("calendar.primary", request)
+    for entry in data.get("calendars") or []:
+        calendar_id = (entry.get("calendar") or {}).get("calendar_id")
+        if calendar_id:
+            return str(calendar_id)
+    raise CalendarApiError("Feishu gave no primary calendar for the owner")
+
+
 def _when(value: dict[str, Any] | None, tz: tzinfo) -> datetime | None:
     stamp = (value or {}).get("timestamp")
     if stamp and str(stamp).isdigit():
@@ -152,13 +166,7 @@ class OwnerCalendarSource:
         return resp.data
 
     async def _primary(self) -> str:
-        request = PrimaryCalendarRequest.builder().user_id_type("open_id").build()
-        data = await self._call("calendar.primary", request)
-        for entry in data.get("calendars") or []:
-            calendar_id = (entry.get("calendar") or {}).get("calendar_id")
-            if calendar_id:
-                return str(calendar_id)
-        raise CalendarApiError("Feishu gave no primary calendar for the owner")
+        return await primary_calendar_id(self._call)
 
     async def observe(self) -> Observation:
         calendar_id = await self._primary()
