@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from storage.models import Action
+from storage.models import Action, OutboxMessage
 from tests.fakes import SentMessage
 from tests.feishu_world import OWNER, FeishuWorld
 from tests.waiting import wait_until
@@ -51,7 +51,17 @@ async def the_approval_card(w: FeishuWorld, n: int = 1) -> SentMessage:
         return len(approval_cards(w)) >= n
 
     await wait_until(arrived, what=f"{n} approval card(s) in the owner's DM")
-    return approval_cards(w)[n - 1]
+    card = approval_cards(w)[n - 1]
+
+    async def recorded() -> bool:  # the bot wrote down what Feishu answered (the DM's chat)
+        async with w.app.services.db.read() as s:
+            rows = await s.scalars(select(OutboxMessage.platform_message_ids))
+            return any(card.message_id in (ids or []) for ids in rows.all())
+
+    # A person clicks seconds after the card shows; a test would click within the moment
+    # between Feishu taking the card and the sender recording it.
+    await wait_until(recorded, what="the approval card's send recorded by the sender")
+    return card
 
 
 async def actions(w: FeishuWorld) -> list[Action]:
