@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.channels.api_usage import ApiUsageCounter
-from bot.channels.feishu.api import FeishuApi, FeishuApiError
+from bot.channels.feishu.api import FeishuApi, FeishuApiError, counted_api
 from bot.config import Settings
 from sources.feishu.calendar import CalendarApiError, primary_calendar_id
 from sources.feishu.sdk import (
@@ -130,16 +129,8 @@ async def owner_calendar(
 ) -> AsyncIterator[OwnerCalendar]:
     """An OwnerCalendar on its own HTTP session for one action (actions are rare: no session
     is kept between them)."""
-    assert settings.feishu_app_id and settings.feishu_app_secret
-    usage = ApiUsageCounter(db, "feishu", settings.tz)
-    api = FeishuApi(
-        app_id=settings.feishu_app_id,
-        app_secret=settings.feishu_app_secret.get_secret_value(),
-        domain=settings.feishu_domain,
-        usage=usage,
-        attempts=3,  # the action worker backs off between its own tries
-        max_wait=30.0,
-    )
+    # Few tries: the action worker backs off between its own.
+    api, usage = counted_api(settings, db, attempts=3, max_wait=30.0)
     try:
         yield OwnerCalendar(api, token)
     finally:

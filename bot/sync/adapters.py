@@ -93,34 +93,18 @@ def build_adapters(
     adapters: dict[str, SourceAdapter] = {}
     owner_token = as_owner(OwnerTokens(settings, db, instance_id))
     if FEISHU in wanted and settings.feishu_configured:
-        from bot.channels.api_usage import ApiUsageCounter
-        from bot.channels.feishu.api import FeishuApi
+        from bot.channels.feishu.api import counted_api
         from sources.feishu.history import FeishuHistory
 
-        assert settings.feishu_app_id and settings.feishu_app_secret
-        usage = ApiUsageCounter(db, "feishu", settings.tz)
-        api = FeishuApi(
-            app_id=settings.feishu_app_id,
-            app_secret=settings.feishu_app_secret.get_secret_value(),
-            domain=settings.feishu_domain,
-            usage=usage,
-        )
+        api, usage = counted_api(settings, db)
         adapters[FEISHU] = FeishuHistory(
             api, db, render=render_feishu, resources=feishu_resources, on_close=usage.aclose
         )
     if CALENDAR in wanted and owner_sign_in_configured(settings):
-        from bot.channels.api_usage import ApiUsageCounter
-        from bot.channels.feishu.api import FeishuApi
+        from bot.channels.feishu.api import counted_api
         from sources.feishu.calendar import OwnerCalendarSource
 
-        assert settings.feishu_app_id and settings.feishu_app_secret
-        calendar_usage = ApiUsageCounter(db, "feishu", settings.tz)
-        calendar_api = FeishuApi(
-            app_id=settings.feishu_app_id,
-            app_secret=settings.feishu_app_secret.get_secret_value(),
-            domain=settings.feishu_domain,
-            usage=calendar_usage,
-        )
+        calendar_api, calendar_usage = counted_api(settings, db)
         adapters[CALENDAR] = OwnerCalendarSource(
             calendar_api, owner_token, tz=settings.tz, on_close=calendar_usage.aclose
         )

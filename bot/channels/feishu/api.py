@@ -17,11 +17,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import aiohttp
 import httpx
 
+from bot.config import Settings
 from bot.retry import retrying
 from sources.feishu.sdk import (
     AccessTokenType,
@@ -32,6 +33,10 @@ from sources.feishu.sdk import (
     RequestOption,
 )
 from sources.feishu.transport import JsonResponse, KeptAliveTransport
+from storage.db import Database
+
+if TYPE_CHECKING:
+    from bot.channels.api_usage import ApiUsageCounter
 
 log = logging.getLogger(__name__)
 
@@ -228,6 +233,25 @@ class FeishuApi:
         if not bot.get("open_id"):
             raise FeishuApiError("bot.info", code=None, msg="answer has no bot.open_id")
         return BotInfo(open_id=str(bot["open_id"]), app_name=str(bot.get("app_name", "")))
+
+
+def counted_api(
+    settings: Settings, db: Database, **options: Any
+) -> tuple[FeishuApi, ApiUsageCounter]:
+    """A FeishuApi for the configured app, its calls counted in `db` (a sync, an action), and
+    the counter, to close after the API. `options`: FeishuApi's."""
+    from bot.channels.api_usage import ApiUsageCounter
+
+    assert settings.feishu_app_id and settings.feishu_app_secret
+    usage = ApiUsageCounter(db, "feishu", settings.tz)
+    api = FeishuApi(
+        app_id=settings.feishu_app_id,
+        app_secret=settings.feishu_app_secret.get_secret_value(),
+        domain=settings.feishu_domain,
+        usage=usage,
+        **options,
+    )
+    return api, usage
 
 
 def _rate_limit_reset(headers: dict[str, Any] | None, code: int | None) -> float | None:
