@@ -11,14 +11,16 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from bot.channels.feishu.channel import FeishuChannel
 from bot.config import Role
 from bot.llm.client import ModelProvider
-from bot.runtime import Component
+from bot.runtime import COMPONENTS, Component
 from storage.models import InboundEvent, InboxItem, OutboxMessage
 from tests.apps import RunningApp, make_settings, running_app
 from tests.echo_responder import EchoComponent
 from tests.fakes import FeishuEventSender, FeishuFake, HistoryMessage
 from tests.seed import OWNER
+from tests.waiting import wait_until
 
 ENCRYPT_KEY = "test-encrypt-key"
 VERIFICATION_TOKEN = "test-verification-token"
@@ -112,6 +114,20 @@ def make_world(tmp_path: Path, database_url: str, fake: FeishuFake) -> WorldFact
                 encrypt_key=ENCRYPT_KEY,
                 verification_token=VERIFICATION_TOKEN,
             )
+            if role in (Role.WEB, Role.ALL):
+                await knows_its_own_open_id(app)
             yield FeishuWorld(fake, app, events)
 
     return world
+
+
+async def knows_its_own_open_id(app: RunningApp) -> None:
+    """Wait, as Feishu's retries would, until the channel can tell @mentions apart: before
+    that every event is a 503 (test_messages_wait_with_503_until_the_bot_knows_its_own_open_id),
+    and on a busy machine the first fetch of the open_id can take longer than BOT_INFO_WAIT."""
+    channel = next(c for c in app.app[COMPONENTS] if isinstance(c, FeishuChannel))
+
+    async def known() -> bool:
+        return await channel.bot_open_id() is not None
+
+    await wait_until(known, what="the bot's own open_id (GET /open-apis/bot/v3/info)")
