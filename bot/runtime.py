@@ -55,6 +55,7 @@ class Component(Protocol):
 
 def components_for(settings: Settings, role: Role, bot: Component | None = None) -> list[Component]:
     from bot.actions.component import Actions
+    from bot.actions.toolsets import install_task_action_tools
     from bot.assistant.component import Assistant
     from bot.discovery.component import Discovery
     from bot.matters.component import Matters
@@ -64,7 +65,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
 
     components: list[Component] = [
         bot or Assistant(),
-        Matters(),
+        Matters([install_task_action_tools]),
         SourcesComponent(),
         MemoryIndexes(),
         Discovery(),

@@ -9,17 +9,16 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.actions.calendar import CANCEL, CREATE, MOVE, register_calendar_kinds
+from bot.actions.context import ActionContext, ActionTools
 from bot.actions.tools import proposed
-from bot.agent.tools import ToolError, ToolRegistry
-from bot.assistant.asking import asker_of
-from bot.assistant.turn_context import TurnContext
+from bot.agent.tools import ToolError
 from sources.feishu.owner_units import CALENDAR_SCOPE as SCOPE
 from sources.feishu.owner_units import CALENDAR_UNIT as UNIT
 from storage.models import SourceRecord
 from storage.repos.sources import is_tombstone
 
 
-def _at(ctx: TurnContext, name: str, value: str) -> str:
+def _at(ctx: ActionContext, name: str, value: str) -> str:
     """An ISO time with its zone (without one: the assistant's time zone)."""
     try:
         at = datetime.fromisoformat(value.strip())
@@ -30,12 +29,12 @@ def _at(ctx: TurnContext, name: str, value: str) -> str:
     return at.isoformat()
 
 
-async def _event(ctx: TurnContext, event: str) -> dict[str, object]:
+async def _event(ctx: ActionContext, event: str) -> dict[str, object]:
     """The event's id, and its title from the synced calendar for the card's plain words,
     only when the asker may see the owner's calendar (the answer repeats the summary: a
     group member must not learn a title from it)."""
     params: dict[str, object] = {"event": event.strip()}
-    if not (await asker_of(ctx)).visibility.sees_scope(SCOPE):
+    if not (await ctx.asker()).visibility.sees_scope(SCOPE):
         return params
     async with ctx.services.db.read() as tx:
         rows = await tx.scalars(
@@ -55,7 +54,7 @@ def _people(attendees: str) -> list[str]:
 
 
 async def create_event(
-    ctx: TurnContext, title: str, start: str, end: str, attendees: str, reason: str
+    ctx: ActionContext, title: str, start: str, end: str, attendees: str, reason: str
 ) -> str:
     """Create an event on the owner's Feishu calendar: `start` and `end` ISO date and time
     (without a zone: the assistant's time zone); `attendees` the people's open_ids (ou_…),
@@ -70,7 +69,7 @@ async def create_event(
     return await proposed(ctx, CREATE, params, reason)
 
 
-async def move_event(ctx: TurnContext, event: str, start: str, end: str, reason: str) -> str:
+async def move_event(ctx: ActionContext, event: str, start: str, end: str, reason: str) -> str:
     """Move an event of the owner's Feishu calendar (`event`: its event id) to new times, as
     for create_event. Waits for the owner's approval unless allowed."""
     params = await _event(ctx, event)
@@ -78,13 +77,13 @@ async def move_event(ctx: TurnContext, event: str, start: str, end: str, reason:
     return await proposed(ctx, MOVE, params, reason)
 
 
-async def cancel_event(ctx: TurnContext, event: str, reason: str) -> str:
+async def cancel_event(ctx: ActionContext, event: str, reason: str) -> str:
     """Cancel (delete) an event of the owner's Feishu calendar (`event`: its event id).
     Waits for the owner's approval unless allowed."""
     return await proposed(ctx, CANCEL, await _event(ctx, event), reason)
 
 
-def install_calendar_tools(registry: ToolRegistry[TurnContext]) -> None:
+def install_calendar_tools(tools: ActionTools[Any]) -> None:
     register_calendar_kinds()
     for tool in (create_event, move_event, cancel_event):
-        registry.tool(tool)
+        tools.tool(tool)

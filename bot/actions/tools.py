@@ -1,14 +1,15 @@
-"""The Bot's action tools: each proposes its action (bot/actions/registry.py `propose`) and
-returns the one line saying what happens now (running, waiting for the owner, refused). The
-requester is the turn's asker (bot/assistant/asking.py), never a name the model writes.
-
-Task agents do not get these tools yet: their tool context (bot/matters/tools.py) is not the
-Bot's turn; a task that needs to act asks the Bot through its own message_bot."""
+"""The message tools, and `proposed`, which every action tool ends in: each proposes its
+action (bot/actions/registry.py `propose`) and returns the one line saying what happens now
+(running, waiting for the owner, refused). The Bot and task agents alike have them
+(bot/actions/toolsets.py); the requester is the asker its `ActionContext` gives
+(bot/actions/context.py), never a name the model writes."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
+from bot.actions.context import ActionContext, ActionTools
 from bot.actions.messages import (
     SCHEDULE,
     SEND,
@@ -18,13 +19,11 @@ from bot.actions.messages import (
     resolve_target,
 )
 from bot.actions.registry import propose
-from bot.agent.tools import ToolError, ToolRegistry
-from bot.assistant.asking import asker_of
-from bot.assistant.turn_context import TurnContext
+from bot.agent.tools import ToolError
 
 
-async def proposed(ctx: TurnContext, kind: str, params: dict[str, object], reason: str) -> str:
-    asker = await asker_of(ctx)
+async def proposed(ctx: ActionContext, kind: str, params: dict[str, object], reason: str) -> str:
+    asker = await ctx.asker()
     proposed = await propose(
         ctx.services,
         kind=kind,
@@ -32,13 +31,13 @@ async def proposed(ctx: TurnContext, kind: str, params: dict[str, object], reaso
         requester=asker.open_id,
         conversation=ctx.conversation,
         reason=reason,
-        request_key=ctx.next_action_id(kind),  # the same call of a turn run again
+        request_key=ctx.request_key(kind),  # the same call of a turn run again
     )
     return proposed.line
 
 
-async def _target(ctx: TurnContext, to: str) -> tuple[str, str]:
-    visibility = (await asker_of(ctx)).visibility
+async def _target(ctx: ActionContext, to: str) -> tuple[str, str]:
+    visibility = (await ctx.asker()).visibility
     # 0: no conversation has it (an asker who sees nothing learns no name either)
     within = 0 if visibility.sees_nothing else visibility.only_conversation
     async with ctx.services.db.read() as tx:
@@ -48,16 +47,17 @@ async def _target(ctx: TurnContext, to: str) -> tuple[str, str]:
             raise ToolError(str(exc)) from None
 
 
-async def send_message(ctx: TurnContext, to: str, text: str, reason: str) -> str:
+async def send_message(ctx: ActionContext, to: str, text: str, reason: str) -> str:
     """Send a message as the bot to another chat or person: `to` is a chat's name or id
-    (oc_…) or a person's open_id (ou_…). Not for answering here (that is send_user). It waits
-    for the owner's approval unless the owner allowed it; the result says which."""
+    (oc_…) or a person's open_id (ou_…). Not for answering whoever asked (send_user does
+    that; a task agent tells the assistant with message_bot). It waits for the owner's
+    approval unless the owner allowed it; the result says which."""
     chat_id, name = await _target(ctx, to)
     params = message_params(ctx.conversation.platform, chat_id, name, text)
     return await proposed(ctx, SEND, params, reason)
 
 
-async def schedule_message(ctx: TurnContext, to: str, text: str, at: str, reason: str) -> str:
+async def schedule_message(ctx: ActionContext, to: str, text: str, at: str, reason: str) -> str:
     """Send a message as the bot at a later time: `to` as for send_message; `at` an ISO date
     and time (without a zone: the assistant's time zone). The owner approves it now; it is
     sent at that time."""
@@ -72,10 +72,7 @@ async def schedule_message(ctx: TurnContext, to: str, text: str, at: str, reason
     return await proposed(ctx, SCHEDULE, params, reason)
 
 
-def install_action_tools(registry: ToolRegistry[TurnContext]) -> None:
-    from bot.actions.calendar_tools import install_calendar_tools  # it imports `proposed`
-
+def install_message_tools(tools: ActionTools[Any]) -> None:
     register_message_kinds()
     for tool in (send_message, schedule_message):
-        registry.tool(tool)
-    install_calendar_tools(registry)
+        tools.tool(tool)

@@ -5,9 +5,11 @@ document. Each proposes its action (bot/actions/registry.py `propose`, through t
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 
+from bot.actions.context import ActionContext, ActionTools
 from bot.actions.tools import proposed
 from bot.actions.workspace import (
     COMPLETE_TASK,
@@ -15,9 +17,7 @@ from bot.actions.workspace import (
     CREATE_TASK,
     register_workspace_kinds,
 )
-from bot.agent.tools import ToolError, ToolRegistry
-from bot.assistant.asking import asker_of
-from bot.assistant.turn_context import TurnContext
+from bot.agent.tools import ToolError
 from sources.feishu.tasks import SCOPE as TASKS_SCOPE
 from sources.feishu.tasks import UNIT as TASKS_SOURCE
 from storage.models import SourceRecord
@@ -25,7 +25,7 @@ from storage.repos.sources import is_tombstone
 
 
 async def create_task(
-    ctx: TurnContext, summary: str, reason: str, due: str = "", assignee: str = ""
+    ctx: ActionContext, summary: str, reason: str, due: str = "", assignee: str = ""
 ) -> str:
     """Create a Feishu task as the owner: `summary` its title; `due` an ISO date and time
     (without a zone: the assistant's time zone), or empty; `assignee` a person's open_id
@@ -46,23 +46,23 @@ async def create_task(
     return await proposed(ctx, CREATE_TASK, params, reason)
 
 
-async def complete_task(ctx: TurnContext, task: str, reason: str) -> str:
+async def complete_task(ctx: ActionContext, task: str, reason: str) -> str:
     """Mark one of the owner's Feishu tasks done: `task` is its title as synced (or its guid).
     It waits for the owner's approval unless the owner allowed it."""
     guid, title = await _task(ctx, task.strip())
     return await proposed(ctx, COMPLETE_TASK, {"guid": guid, "title": title}, reason)
 
 
-async def create_document(ctx: TurnContext, title: str, text: str, reason: str) -> str:
+async def create_document(ctx: ActionContext, title: str, text: str, reason: str) -> str:
     """Create a Feishu document as the owner, in their root folder: `title`, and `text` (one
     paragraph a line). It waits for the owner's approval unless the owner allowed it."""
     return await proposed(ctx, CREATE_DOCUMENT, {"title": title.strip(), "text": text}, reason)
 
 
-async def _task(ctx: TurnContext, task: str) -> tuple[str, str]:
+async def _task(ctx: ActionContext, task: str) -> tuple[str, str]:
     """(guid, title) of a synced task, found by title or guid, only where the asker may see
     the owner's tasks (no one learns from the answer which tasks the owner has)."""
-    visibility = (await asker_of(ctx)).visibility
+    visibility = (await ctx.asker()).visibility
     if not task or not visibility.sees_scope(TASKS_SCOPE):
         raise ToolError("no such task that I know: the owner's tasks are not visible here")
     async with ctx.services.db.read() as tx:
@@ -88,7 +88,7 @@ async def _task(ctx: TurnContext, task: str) -> tuple[str, str]:
     return guid, title
 
 
-def install_workspace_tools(registry: ToolRegistry[TurnContext]) -> None:
+def install_workspace_tools(tools: ActionTools[Any]) -> None:
     register_workspace_kinds()
     for tool in (create_task, complete_task, create_document):
-        registry.tool(tool)
+        tools.tool(tool)

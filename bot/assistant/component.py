@@ -5,8 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.actions.commands import register_action_commands
-from bot.actions.tools import install_action_tools
-from bot.actions.workspace_tools import install_workspace_tools
+from bot.actions.toolsets import install_bot_action_tools
 from bot.assistant.commands import CommandRegistry
 from bot.assistant.core_commands import register_core_commands
 from bot.assistant.tools import ToolInstaller, bot_tool_registry
@@ -39,8 +38,7 @@ class Assistant:
             [
                 install_workhub_tools,
                 install_memory_tools,
-                install_action_tools,
-                install_workspace_tools,
+                install_bot_action_tools,
                 *(tool_installers or []),
             ]
         )

@@ -1,17 +1,25 @@
-"""Matters as a runtime component: the wake handler for the Host's timers, and the worker."""
+"""Matters as a runtime component: the wake handler for the Host's timers, and the worker.
+
+The task agent's tools beyond its own come from the runtime (`tool_installers`): the action
+tools reach the outbox through the actions ledger, which bot.matters may not import."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from aiohttp import web
 
 from bot.matters.service import WAKE_KIND, MatterService, wake_matter
-from bot.matters.tools import matter_tools
+from bot.matters.tools import MatterToolInstaller, matter_tools
 from bot.matters.turn import MatterTurn
 from bot.matters.worker import MatterWorker
 from bot.services import Services
 
 
 class Matters:
+    def __init__(self, tool_installers: Sequence[MatterToolInstaller] = ()) -> None:
+        self.tools = matter_tools(tool_installers)
+
     def add_routes(self, app: web.Application) -> None:
         pass
 
@@ -26,7 +34,7 @@ class Matters:
             services,
             service,
             services.model,
-            matter_tools(),
+            self.tools,
             timeout=services.settings.matter_turn_timeout,
         )
         services.host.add(MatterWorker(services, turn, service))

@@ -1,10 +1,13 @@
 """The task agent's tools: read the Matter and its new events, checkpoint, settle (a `wait`
 or `complete` under independent review), message the Bot, and read-only search. Nothing here
-speaks to the user: only the Bot does."""
+speaks to the user: only the Bot does. The outward action tools are added by the runtime
+(`matter_tools(installers)`, bot/actions/toolsets.py): each proposes to the owner as the
+Matter's requester, keyed by `step_key`."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -38,6 +41,15 @@ class MatterTurnContext:
     halted: str | None = None  # why the turn must stop and the Matter pause (visible error)
     reported_result: bool = False
     messages: int = 0
+    steps: dict[str, int] = field(default_factory=dict)  # calls per (revision, what)
+
+    def step_key(self, revision: int, what: str) -> str:
+        """A key for the `what` this turn does at the Matter's `revision` (an action it
+        proposes): stable when a turn paused mid-way is resumed, which starts again at the same
+        revision (a new run, so not the turn key); a settle or checkpoint moves the revision."""
+        counted = f"{revision}:{what}"
+        self.steps[counted] = self.steps.get(counted, 0) + 1
+        return f"matter:{self.matter_id}:rev:{revision}:{what}:{self.steps[counted]}"
 
     async def load(self) -> Matter:
         async with self.services.db.read() as tx:
@@ -236,7 +248,14 @@ async def memory_index_read(ctx: MatterTurnContext, name: str, query: str | None
     return await recall.memory_index_read(_access(ctx), name, query)
 
 
-def matter_tools() -> ToolRegistry[MatterTurnContext]:
+MatterToolInstaller = Callable[[ToolRegistry[MatterTurnContext]], None]
+
+
+def matter_tools(
+    installers: Sequence[MatterToolInstaller] = (),
+) -> ToolRegistry[MatterTurnContext]:
+    """The task agent's own tools, and those `installers` add (the outward actions' tools,
+    handed in by the runtime: bot/actions/toolsets.py)."""
     registry: ToolRegistry[MatterTurnContext] = ToolRegistry()
     for tool in (
         matter_read,
@@ -249,7 +268,9 @@ def matter_tools() -> ToolRegistry[MatterTurnContext]:
         memory_index_read,
     ):
         registry.tool(tool)
+    for install in installers:
+        install(registry)
     return registry
 
 
-__all__ = ["MatterTurnContext", "ToolError", "matter_tools"]
+__all__ = ["MatterToolInstaller", "MatterTurnContext", "ToolError", "matter_tools"]

@@ -46,6 +46,7 @@ import pytest
 import pytest_asyncio
 from sqlalchemy import func, select
 
+from bot.actions.toolsets import install_task_action_tools
 from bot.assistant.access import Role
 from bot.assistant.component import Assistant
 from bot.llm.scripted import PlannedReply, ScriptedProvider
@@ -126,7 +127,7 @@ NO_OWNER_INDEX = f"No index named {OWNER_INDEX!r}."
 SLEEP = send("sleep", {})
 ALL_COMMANDS = {c.name for c in Assistant().commands.visible_to(Role.OWNER)}
 BOT_TOOLS = set(Assistant().tools.names())
-AGENT_TOOLS = set(matter_tools().names())
+AGENT_TOOLS = set(matter_tools([install_task_action_tools]).names())  # as bot/runtime.py
 
 Step = Any  # a PlannedReply, or a callable of the messages returning one (maybe awaitable)
 
@@ -247,6 +248,39 @@ class RedTeamModel(RoutedModel):
         return completion
 
 
+# Every action tool, called once: by the Bot in `bot_tour` and by the task agent it starts.
+ACTIONS = ScriptedProvider.tool_calls(
+    ("send_message", {"to": OWNER_DM, "text": "a note", "reason": "asked to"}),
+    (
+        "schedule_message",
+        {"to": GROUP, "text": "a later note", "at": LATER.isoformat(), "reason": "asked to"},
+    ),
+    (
+        "create_event",
+        {
+            "title": "a meeting",
+            "start": LATER.isoformat(),
+            "end": (LATER + timedelta(minutes=30)).isoformat(),
+            "attendees": ADMIN,
+            "reason": "asked to",
+        },
+    ),
+    (
+        "move_event",
+        {
+            "event": "evt_owners",
+            "start": LATER.isoformat(),
+            "end": (LATER + timedelta(hours=1)).isoformat(),
+            "reason": "asked to",
+        },
+    ),
+    ("cancel_event", {"event": "evt_owners", "reason": "asked to"}),
+    ("create_task", {"summary": "a task", "due": LATER.isoformat(), "reason": "asked"}),
+    ("complete_task", {"task": "a task", "reason": "asked to"}),
+    ("create_document", {"title": "a doc", "text": "some text", "reason": "asked"}),
+)
+
+
 def attack_agent_plan() -> list[Step]:
     """The task agent of a Matter started outside the owner's DM calls every tool it has."""
     return [
@@ -257,6 +291,7 @@ def attack_agent_plan() -> list[Step]:
         send("memory_index_read", {"name": OWNER_INDEX}),
         send("checkpoint", {"state": "searched what this chat may see"}),
         send("message_bot", {"kind": "progress", "text": "searched; nothing of note"}),
+        ACTIONS,  # proposed to the owner as the person who asked, never run (`nothing_acted`)
         wait_an_hour(1),
     ]
 
@@ -656,41 +691,20 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
             },
         ),
         send("tasks_create", {"title": title, "text": "collect what we said"}),
-        # Outward actions: proposed to the owner, never run (`nothing_acted`).
-        send("send_message", {"to": OWNER_DM, "text": "a note", "reason": "asked to"}),
-        send(
-            "schedule_message",
-            {"to": GROUP, "text": "a later note", "at": LATER.isoformat(), "reason": "asked to"},
-        ),
-        send(
-            "create_event",
-            {
-                "title": "a meeting",
-                "start": LATER.isoformat(),
-                "end": (LATER + timedelta(minutes=30)).isoformat(),
-                "attendees": ADMIN,
-                "reason": "asked to",
-            },
-        ),
-        send(
-            "move_event",
-            {
-                "event": "evt_owners",
-                "start": LATER.isoformat(),
-                "end": (LATER + timedelta(hours=1)).isoformat(),
-                "reason": "asked to",
-            },
-        ),
-        send("cancel_event", {"event": "evt_owners", "reason": "asked to"}),
-        send("create_task", {"summary": "a task", "due": LATER.isoformat(), "reason": "asked"}),
-        send("complete_task", {"task": "a task", "reason": "asked to"}),
-        send("create_document", {"title": "a doc", "text": "some text", "reason": "asked"}),
+        ACTIONS,  # outward actions: proposed to the owner, never run (`nothing_acted`)
         send("inbox_check", {}),
         send("send_user", {"text": "On it."}),
         SLEEP,
     )
     await speak(team.w, seat, f"{ASKING}, and start a new task for our notes")
-    return await settled_waiting(team.w, title)
+    matter = await settled_waiting(team.w, title)
+    async with team.w.app.services.db.read() as s:
+        by_agent = (
+            await s.scalars(select(Action).where(Action.request_key.like(f"matter:{matter.id}:%")))
+        ).all()
+    # The agent proposes as the person who asked for the task, whatever it writes.
+    assert by_agent and {a.requester for a in by_agent} == {seat.sender}, by_agent
+    return matter
 
 
 def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) -> list[str]:
