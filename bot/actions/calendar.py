@@ -5,18 +5,23 @@ Exactly once: a create carries the row's idempotency key as Feishu's `idempotenc
 run again after a crash between the call and its record gets the same event back, never a
 second; inviting an attendee already invited changes nothing; a move sets the same times
 again; a cancel of an event already gone is done. Without the owner's sign-in an action fails
-at once with "sign in again: ..." (no retries); a token that cannot be refreshed just now
+at once with "sign in again: ..." (no retries); Feishu refusing the request (a non-zero
+code) fails it with Feishu's line; a token that cannot be refreshed just now
 (`TokenUnavailable`), a 5xx or a 429 is raised and retried by the action worker with backoff.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
+from bot.actions.calendar_api import OwnerCalendar, owner_calendar
 from bot.actions.registry import ActionFailed, register_executor
 from bot.owner.tokens import OwnerTokens, SignInNeeded
 from bot.services import Services
+from sources.feishu.owner_api import FeishuError
 from storage.models import Action
 
 CREATE, MOVE, CANCEL = "create_event", "move_event", "cancel_event"
@@ -118,14 +123,22 @@ def _need_feishu(services: Services) -> None:
         raise ActionFailed("the Feishu app is not configured (MAKA_FEISHU_APP_ID)")
 
 
+@asynccontextmanager
+async def _calendar(services: Services) -> AsyncIterator[OwnerCalendar]:
+    """The owner's calendar for one action; Feishu refusing a call fails the action."""
+    await _token(services)  # a sign-in needed fails before any call
+    async with owner_calendar(services.settings, services.db, lambda: _token(services)) as cal:
+        try:
+            yield cal
+        except FeishuError as exc:
+            raise ActionFailed(str(exc)) from None
+
+
 async def create_event(services: Services, action: Action, key: str) -> str:
     _usable(describe_create, action.params)
     _need_feishu(services)
     start, end = _span(action.params)
-    await _token(services)  # a sign-in needed fails before any call
-    from bot.actions.calendar_api import owner_calendar  # the Feishu SDK: only when acting
-
-    async with owner_calendar(services.settings, services.db, lambda: _token(services)) as cal:
+    async with _calendar(services) as cal:
         calendar_id = await cal.primary()
         event_id = await cal.create(
             calendar_id, title=str(action.params["title"]), start=start, end=end, key=key
@@ -141,10 +154,7 @@ async def move_event(services: Services, action: Action, key: str) -> str:
     _usable(describe_move, action.params)
     _need_feishu(services)
     start, end = _span(action.params)
-    await _token(services)
-    from bot.actions.calendar_api import owner_calendar  # the Feishu SDK: only when acting
-
-    async with owner_calendar(services.settings, services.db, lambda: _token(services)) as cal:
+    async with _calendar(services) as cal:
         calendar_id = await cal.primary()
         await cal.move(calendar_id, _event(action.params), start, end)
     return f"event moved: {_event(action.params)} to {span_words(start, end, services.settings.tz)}"
@@ -153,10 +163,7 @@ async def move_event(services: Services, action: Action, key: str) -> str:
 async def cancel_event(services: Services, action: Action, key: str) -> str:
     _usable(describe_cancel, action.params)
     _need_feishu(services)
-    await _token(services)
-    from bot.actions.calendar_api import owner_calendar  # the Feishu SDK: only when acting
-
-    async with owner_calendar(services.settings, services.db, lambda: _token(services)) as cal:
+    async with _calendar(services) as cal:
         calendar_id = await cal.primary()
         gone_now = await cal.cancel(calendar_id, _event(action.params))
     event = _event(action.params)

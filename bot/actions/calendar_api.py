@@ -1,7 +1,7 @@
 """The owner's Feishu calendar, called as the owner (their user_access_token, refreshed by
 bot/owner/tokens.py before every try): the primary calendar, and an event's create, attendees,
-move and cancel. Each call goes through `FeishuApi.call` (usage counted, 429 waits the
-server's `x-ogw-ratelimit-reset`, 5xx retried by the one retry policy).
+move and cancel. Each call goes through the owner's Feishu client (bot/owner/api.py: usage
+counted, 429 waits the server's `x-ogw-ratelimit-reset`, 5xx retried by the one retry policy).
 
 - POST /open-apis/calendar/v4/calendars/primary: `data.calendars[].calendar.calendar_id`
   https://open.feishu.cn/document/server-docs/calendar-v4/calendar/primary
@@ -24,16 +24,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
-from bot.channels.feishu.api import FeishuApi, FeishuApiError, counted_api
 from bot.config import Settings
-from sources.feishu.calendar import CalendarApiError, primary_calendar_id
-from sources.feishu.sdk import (
-    CreateCalendarEventAttendeeRequest,
-    CreateCalendarEventRequest,
-    DeleteCalendarEventRequest,
-    PatchCalendarEventRequest,
-)
+from bot.owner.api import owner_api
+from sources.feishu.calendar import CalendarApiError, events_path, primary_calendar_id
+from sources.feishu.owner_api import FeishuError, OwnerApi
 from storage.db import Database
 
 # The calendar error table (…/calendar-v4/calendar-event/*, "错误码"): the event is gone.
@@ -48,68 +44,56 @@ class NoCalendar(Exception):
 
 @dataclass
 class OwnerCalendar:
-    api: FeishuApi
-    token: Callable[[], Awaitable[str]]  # the owner's token provider
-
-    async def _call(self, name: str, request: Any) -> dict[str, Any]:
-        resp = await self.api.call(
-            name, lambda opt: self.api.send(request, opt), as_user=self.token
-        )
-        return resp.data
+    api: OwnerApi
 
     async def primary(self) -> str:
         try:
-            return await primary_calendar_id(self._call)
+            return await primary_calendar_id(self.api)
         except CalendarApiError as exc:
             raise NoCalendar(str(exc)) from exc
 
     async def create(
         self, calendar_id: str, *, title: str, start: datetime, end: datetime, key: str
     ) -> str:
-        request = (
-            CreateCalendarEventRequest.builder()
-            .calendar_id(calendar_id)
-            .idempotency_key(key)
-            .user_id_type("open_id")
-            .build()
+        data = await self.api.call(
+            "POST",
+            events_path(calendar_id),
+            params={"idempotency_key": key, "user_id_type": "open_id"},
+            body={"summary": title, **_times(start, end)},
+            api="calendar.event.create",
         )
-        request.body = {"summary": title, **_times(start, end)}
-        data = await self._call("calendar.event.create", request)
         return str((data.get("event") or {})["event_id"])
 
     async def invite(self, calendar_id: str, event_id: str, open_ids: Sequence[str]) -> None:
-        request = (
-            CreateCalendarEventAttendeeRequest.builder()
-            .calendar_id(calendar_id)
-            .event_id(event_id)
-            .user_id_type("open_id")
-            .build()
+        await self.api.call(
+            "POST",
+            events_path(calendar_id, quote(event_id, safe=""), "attendees"),
+            params={"user_id_type": "open_id"},
+            body={
+                "attendees": [{"type": "user", "user_id": o} for o in open_ids],
+                "need_notification": True,
+            },
+            api="calendar.event.attendee.create",
         )
-        request.body = {
-            "attendees": [{"type": "user", "user_id": o} for o in open_ids],
-            "need_notification": True,
-        }
-        await self._call("calendar.event.attendee.create", request)
 
     async def move(self, calendar_id: str, event_id: str, start: datetime, end: datetime) -> None:
-        request = (
-            PatchCalendarEventRequest.builder().calendar_id(calendar_id).event_id(event_id).build()
+        await self.api.call(
+            "PATCH",
+            events_path(calendar_id, quote(event_id, safe="")),
+            body=_times(start, end),
+            api="calendar.event.patch",
         )
-        request.body = _times(start, end)
-        await self._call("calendar.event.patch", request)
 
     async def cancel(self, calendar_id: str, event_id: str) -> bool:
         """False when the event was gone already (a cancel run again after a crash)."""
-        request = (
-            DeleteCalendarEventRequest.builder()
-            .calendar_id(calendar_id)
-            .event_id(event_id)
-            .need_notification("true")
-            .build()
-        )
         try:
-            await self._call("calendar.event.delete", request)
-        except FeishuApiError as exc:
+            await self.api.call(
+                "DELETE",
+                events_path(calendar_id, quote(event_id, safe="")),
+                params={"need_notification": "true"},
+                api="calendar.event.delete",
+            )
+        except FeishuError as exc:
             if exc.code in GONE:
                 return False
             raise
@@ -128,11 +112,9 @@ async def owner_calendar(
     settings: Settings, db: Database, token: Callable[[], Awaitable[str]]
 ) -> AsyncIterator[OwnerCalendar]:
     """An OwnerCalendar on its own HTTP session for one action (actions are rare: no session
-    is kept between them)."""
-    # Few tries: the action worker backs off between its own.
-    api, usage = counted_api(settings, db, attempts=3, max_wait=30.0)
+    is kept between them), its calls counted."""
+    api = owner_api(settings, db, token)
     try:
-        yield OwnerCalendar(api, token)
+        yield OwnerCalendar(api)
     finally:
         await api.aclose()
-        await usage.aclose()

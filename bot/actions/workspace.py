@@ -44,7 +44,7 @@ def _api(services: Services) -> OwnerApi:
         except SignInNeeded as exc:
             raise ActionFailed(str(exc)) from None
 
-    return owner_api(services.settings, token)
+    return owner_api(services.settings, services.db, token)
 
 
 def _quoted(text: str) -> str:

@@ -101,12 +101,11 @@ def build_adapters(
             api, db, render=render_feishu, resources=feishu_resources, on_close=usage.aclose
         )
     if CALENDAR in wanted and owner_sign_in_configured(settings):
-        from bot.channels.feishu.api import counted_api
+        from bot.owner.api import owner_api
         from sources.feishu.calendar import OwnerCalendarSource
 
-        calendar_api, calendar_usage = counted_api(settings, db)
         adapters[CALENDAR] = OwnerCalendarSource(
-            calendar_api, owner_token, tz=settings.tz, on_close=calendar_usage.aclose
+            owner_api(settings, db, owner_token), tz=settings.tz
         )
     if owner_sign_in_configured(settings) and wanted & set(OWNER_KINDS):
         from bot.owner.api import owner_api
@@ -114,9 +113,9 @@ def build_adapters(
         from sources.feishu.tasks import OwnerTasks
 
         if DOCS in wanted:
-            adapters[DOCS] = OwnerDocs(owner_api(settings, owner_token))
+            adapters[DOCS] = OwnerDocs(owner_api(settings, db, owner_token))
         if TASKS in wanted:
-            adapters[TASKS] = OwnerTasks(owner_api(settings, owner_token))
+            adapters[TASKS] = OwnerTasks(owner_api(settings, db, owner_token))
     if EMAIL in wanted and settings.email_configured:
         from sources.email import EmailSource, ImapSettings
 

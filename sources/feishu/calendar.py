@@ -19,26 +19,21 @@ cancelled event's versions are all removed. Every request asks the token provide
 fresh token each time; "sign in again: ..." when the owner is not signed in, shown as the
 source's error; no retries beyond the caller's policy).
 
-This module imports nothing from `bot`: the API caller and the owner's token are handed in.
+This module imports nothing from `bot`: the owner's Feishu client (`OwnerApi`, with the
+owner's token, the retry policy and the usage counter) is handed in.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime, tzinfo
-from typing import Any, Protocol, TypeVar
+from typing import Any
+from urllib.parse import quote
 
 from sources.base import Observation, Page, Removal, SyncRequest, Unit, UnitState
+from sources.feishu.owner_api import FeishuError, OwnerApi
 from sources.feishu.owner_units import CALENDAR_KIND, CALENDAR_SCOPE, CALENDAR_UNIT
-from sources.feishu.sdk import (
-    BaseResponse,
-    ListCalendarEventAttendeeRequest,
-    ListCalendarEventRequest,
-    PrimaryCalendarRequest,
-    RequestOption,
-)
-from sources.feishu.transport import JsonResponse
 from storage.repos.sources import NewRecord
 
 KIND = CALENDAR_KIND
@@ -49,38 +44,25 @@ ATTENDEES_SHOWN = 100  # the attendee list's page size maximum
 TOKEN_EXPIRED = 190008  # "page_token or sync_token expired": list again from the start
 CANCELLED = "cancelled"
 EVENT_GONE = 193001  # the calendar error table: event not found
-
-R = TypeVar("R", bound=BaseResponse)
-
-
-class OwnerCaller(Protocol):
-    """What `bot.channels.feishu.api.FeishuApi` offers: `send` a typed request on its
-    kept-alive session, `call` it with usage counting and the retry policy, as a user."""
-
-    async def send(self, request: Any, option: RequestOption) -> JsonResponse: ...
-
-    async def call(
-        self,
-        api: str,
-        send: Callable[[RequestOption], Awaitable[R]],
-        *,
-        as_user: Callable[[], Awaitable[str]] | None = None,
-    ) -> R: ...
-
-    async def aclose(self) -> None: ...
+CALENDARS = "calendar/v4/calendars"
 
 
 class CalendarApiError(Exception):
-    """An error answer the adapter acts on (its `code`)."""
+    """Feishu's answer lacks what the calendar needs."""
 
 
-async def primary_calendar_id(
-    call: Callable[[str, Any], Awaitable[dict[str, Any]]],
-) -> str:
-    """The owner's primary calendar (`POST calendar/v4/calendars/primary`), asked through
-    `call(api name, request)` as the owner: the source's and the calendar actions' alike."""
-    request = PrimaryCalendarRequest.builder().user_id_type("open_id").build()
-    data = await call("calendar.primary", request)
+def events_path(calendar_id: str, *rest: str) -> str:
+    """`calendar/v4/calendars/:calendar_id/events[/...]`, each id quoted (a calendar id
+    may hold `@`)."""
+    return "/".join([CALENDARS, quote(calendar_id, safe=""), "events", *rest])
+
+
+async def primary_calendar_id(api: OwnerApi) -> str:
+    """The owner's primary calendar (`POST calendar/v4/calendars/primary`), asked as the
+    owner: the source's and the calendar actions' alike."""
+    data = await api.call(
+        "POST", f"{CALENDARS}/primary", params={"user_id_type": "open_id"}, api="calendar.primary"
+    )
     for entry in data.get("calendars") or []:
         calendar_id = (entry.get("calendar") or {}).get("calendar_id")
         if calendar_id:
@@ -146,27 +128,12 @@ def event_record(event: dict[str, Any], tz: tzinfo) -> NewRecord:
 class OwnerCalendarSource:
     kind = KIND
 
-    def __init__(
-        self,
-        api: OwnerCaller,
-        token: Callable[[], Awaitable[str]],
-        *,
-        tz: tzinfo,
-        on_close: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
+    def __init__(self, api: OwnerApi, *, tz: tzinfo) -> None:
         self.api = api
-        self.token = token
         self.tz = tz
-        self.on_close = on_close
-
-    async def _call(self, name: str, request: Any) -> dict[str, Any]:
-        resp = await self.api.call(
-            name, lambda opt: self.api.send(request, opt), as_user=self.token
-        )
-        return resp.data
 
     async def _primary(self) -> str:
-        return await primary_calendar_id(self._call)
+        return await primary_calendar_id(self.api)
 
     async def observe(self) -> Observation:
         calendar_id = await self._primary()
@@ -184,8 +151,8 @@ class OwnerCalendarSource:
         while True:
             try:
                 data = await self._list(calendar_id, sync_token, page_token)
-            except Exception as exc:
-                if getattr(exc, "code", None) != TOKEN_EXPIRED or not (sync_token or page_token):
+            except FeishuError as exc:
+                if exc.code != TOKEN_EXPIRED or not (sync_token or page_token):
                     raise
                 sync_token = page_token = None  # Feishu forgot the token: list everything
                 continue
@@ -203,28 +170,25 @@ class OwnerCalendarSource:
     async def _list(
         self, calendar_id: str, sync_token: str | None, page_token: str | None
     ) -> dict[str, Any]:
-        builder = ListCalendarEventRequest.builder().calendar_id(calendar_id).page_size(PAGE_SIZE)
+        params: dict[str, Any] = {"page_size": PAGE_SIZE, "user_id_type": "open_id"}
         if page_token:
-            builder = builder.page_token(page_token)
+            params["page_token"] = page_token
         elif sync_token:
-            builder = builder.sync_token(sync_token)
-        return await self._call("calendar.event.list", builder.user_id_type("open_id").build())
+            params["sync_token"] = sync_token
+        path = events_path(calendar_id)
+        return await self.api.call("GET", path, params=params, api="calendar.event.list")
 
     async def _attendees(self, calendar_id: str, event_id: str) -> list[dict[str, Any]]:
         """The event's attendees (the events list does not carry them): one page, enough
         for a record's "With:" line."""
-        request = (
-            ListCalendarEventAttendeeRequest.builder()
-            .calendar_id(calendar_id)
-            .event_id(event_id)
-            .user_id_type("open_id")
-            .page_size(ATTENDEES_SHOWN)
-            .build()
-        )
+        path = events_path(calendar_id, quote(event_id, safe=""), "attendees")
+        params = {"user_id_type": "open_id", "page_size": ATTENDEES_SHOWN}
         try:
-            data = await self._call("calendar.event.attendee.list", request)
-        except Exception as exc:
-            if getattr(exc, "code", None) == EVENT_GONE:
+            data = await self.api.call(
+                "GET", path, params=params, api="calendar.event.attendee.list"
+            )
+        except FeishuError as exc:
+            if exc.code == EVENT_GONE:
                 return []  # deleted since it was listed: the next sync removes it
             raise
         return [a for a in data.get("items") or [] if isinstance(a, dict)]
@@ -250,5 +214,3 @@ class OwnerCalendarSource:
 
     async def aclose(self) -> None:
         await self.api.aclose()
-        if self.on_close is not None:
-            await self.on_close()

@@ -8,13 +8,17 @@ A non-zero code is a `FeishuError` carrying it, so a caller can tell "deleted" f
 unreachable, 5xx and 429 are `FeishuBusy` (with the server's delay), tried again by the retry
 the caller gives (bot/owner/api.py: the one policy), then raised: the sync runner or the
 action worker backs off.
+
+This is the one client for calls made as the owner (sources and actions alike). Every HTTP
+call is counted per API and day when given a `usage` counter, because free tenants have a
+monthly quota that these calls share with the bot's own.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -25,6 +29,15 @@ Answer = dict[str, Any]
 # How a call is tried again: given by the caller (bot/retry.py's one policy; sources never
 # import bot), or once.
 Retry = Callable[[Callable[[], Awaitable[Answer]]], Awaitable[Answer]]
+RATE_LIMITED = 99991400  # the frequency-control code, whatever the HTTP status
+
+
+class UsageCounter(Protocol):
+    """Counts calls per API and day (bot/channels/api_usage.py); closed with the client."""
+
+    async def count(self, api: str) -> None: ...
+
+    async def aclose(self) -> None: ...
 
 
 async def once(call: Callable[[], Awaitable[Answer]]) -> Answer:
@@ -50,7 +63,13 @@ class FeishuBusy(Exception):
 
 class OwnerApi:
     def __init__(
-        self, domain: str, token: TokenProvider, *, retry: Retry = once, timeout: float = 30.0
+        self,
+        domain: str,
+        token: TokenProvider,
+        *,
+        retry: Retry = once,
+        timeout: float = 30.0,
+        usage: UsageCounter | None = None,
     ) -> None:
         # Here, not at the top: transport imports the Feishu SDK (160 MB), which the embedded
         # service must not load (tests/web/test_footprint.py).
@@ -60,6 +79,7 @@ class OwnerApi:
         self.domain = domain.rstrip("/")
         self.token = token
         self.retry = retry
+        self.usage = usage
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
 
@@ -78,20 +98,30 @@ class OwnerApi:
         params: dict[str, Any] | None = None,
         body: dict[str, Any] | None = None,
         retry: bool = True,
+        api: str | None = None,
     ) -> Answer:
         """`data` of the answer; FeishuError for a non-zero code, FeishuBusy for 429/5xx
         (tried again by the retry policy unless `retry` is False: a create that has no
-        idempotency token)."""
+        idempotency token). `api`: the name the call is counted under (`calendar.event.
+        create`); without it, the path's first two parts (`docx.v1`): never an id."""
+        name = api or ".".join(path.split("/")[:2])
 
         async def attempt() -> Answer:
-            return await self._once(method, path, params, body)
+            return await self._once(name, method, path, params, body)
 
         return await (self.retry(attempt) if retry else attempt())
 
     async def _once(
-        self, method: str, path: str, params: dict[str, Any] | None, body: dict[str, Any] | None
+        self,
+        api: str,
+        method: str,
+        path: str,
+        params: dict[str, Any] | None,
+        body: dict[str, Any] | None,
     ) -> Answer:
         token = await self.token()  # a fresh one every call: the provider refreshes
+        if self.usage is not None:
+            await self.usage.count(api)
         query = {k: str(v) for k, v in (params or {}).items()}
         try:
             async with self._http().request(
@@ -105,8 +135,8 @@ class OwnerApi:
                 reset = resp.headers.get("x-ogw-ratelimit-reset") or ""
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise FeishuBusy(f"Feishu {path} unreachable: {type(exc).__name__}") from exc
+        wait = float(reset) if reset.isdigit() else None
         if status == 429 or status >= 500:
-            wait = float(reset) if reset.isdigit() else None
             raise FeishuBusy(f"Feishu {path}: HTTP {status}", wait)
         try:
             answer = json.loads(content)
@@ -115,6 +145,8 @@ class OwnerApi:
         if not isinstance(answer, dict):
             raise FeishuBusy(f"Feishu {path}: HTTP {status}, not a JSON object")
         code = answer.get("code")
+        if code == RATE_LIMITED:
+            raise FeishuBusy(f"Feishu {path}: rate limited", wait if wait is not None else 1.0)
         if code != 0:
             raise FeishuError(int(code or -1), str(answer.get("msg") or ""), path)
         data = answer.get("data")
@@ -123,3 +155,5 @@ class OwnerApi:
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
+        if self.usage is not None:
+            await self.usage.aclose()

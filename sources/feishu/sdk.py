@@ -105,25 +105,6 @@ _defer_package_inits()
 
 # The pieces, each from the module that defines it (a package's own names would run its
 # __init__). Keep this list to what the code uses.
-from lark_oapi.api.calendar.v4.model.create_calendar_event_attendee_request import (
-    CreateCalendarEventAttendeeRequest,
-)
-from lark_oapi.api.calendar.v4.model.create_calendar_event_request import (
-    CreateCalendarEventRequest,
-)
-from lark_oapi.api.calendar.v4.model.delete_calendar_event_request import (
-    DeleteCalendarEventRequest,
-)
-from lark_oapi.api.calendar.v4.model.list_calendar_event_attendee_request import (
-    ListCalendarEventAttendeeRequest,
-)
-from lark_oapi.api.calendar.v4.model.list_calendar_event_request import (
-    ListCalendarEventRequest,
-)
-from lark_oapi.api.calendar.v4.model.patch_calendar_event_request import (
-    PatchCalendarEventRequest,
-)
-from lark_oapi.api.calendar.v4.model.primary_calendar_request import PrimaryCalendarRequest
 from lark_oapi.api.cardkit.v1.model.card import Card as CardKitCard
 from lark_oapi.api.cardkit.v1.model.content_card_element_request import (
     ContentCardElementRequest,
@@ -189,15 +170,12 @@ __all__ = [
     "CardKitCard",
     "ContentCardElementRequest",
     "ContentCardElementRequestBody",
-    "CreateCalendarEventAttendeeRequest",
-    "CreateCalendarEventRequest",
     "CreateCardRequest",
     "CreateCardRequestBody",
     "CreateMessageReactionRequest",
     "CreateMessageReactionRequestBody",
     "CreateMessageRequest",
     "CreateMessageRequestBody",
-    "DeleteCalendarEventRequest",
     "DeleteMessageReactionRequest",
     "Emoji",
     "FileRecognizeSpeechRequest",
@@ -205,16 +183,12 @@ __all__ = [
     "GetMessageRequest",
     "GetMessageResourceRequest",
     "HttpMethod",
-    "ListCalendarEventAttendeeRequest",
-    "ListCalendarEventRequest",
     "ListChatRequest",
     "ListMessageReactionRequest",
     "ListMessageRequest",
     "LogLevel",
-    "PatchCalendarEventRequest",
     "PatchMessageRequest",
     "PatchMessageRequestBody",
-    "PrimaryCalendarRequest",
     "RawResponse",
     "ReplyMessageRequest",
     "ReplyMessageRequestBody",

@@ -12,8 +12,11 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy import select
+
 from bot.actions.worker import ActionWorker
 from bot.llm.scripted import ScriptedProvider
+from storage.models import ApiUsage
 from storage.repos import actions as repo
 from storage.types import utcnow
 from tests.actions.support import actions, click, settled, the_approval_card
@@ -128,6 +131,21 @@ async def test_a_standing_allow_skips_the_card(make_world: WorldFactory) -> None
         row = await settled(w, 1, repo.DONE)
         assert row.decided_by and row.decided_by.startswith("allow #")
         assert len(events(w)) == 1
+
+
+async def test_an_events_calls_as_the_owner_count_in_the_api_quota(
+    make_world: WorldFactory,
+) -> None:
+    async with calendar_world(make_world, asks_for_event()) as w:
+        await say(w, "/allow create_event")
+        await quiet(w)
+        await say(w, "book a sync with Li tomorrow at 10")
+        await settled(w, 1, repo.DONE)
+        async with w.app.services.db.read() as s:  # counted before the action's client closed
+            rows = (await s.execute(select(ApiUsage.api, ApiUsage.calls))).all()
+        calls = {api: n for api, n in rows}
+        assert calls.get("calendar.event.create") == len(creates(w)) == 1
+        assert calls.get("calendar.event.attendee.create") == 1
 
 
 async def test_a_group_members_request_creates_no_event(make_world: WorldFactory) -> None:

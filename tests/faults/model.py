@@ -12,7 +12,8 @@ nothing until the client gives up; `slow(seconds)` delays every Bot step;
 `park_after_reply()` splits the next turn into a reply step and a `sleep` step and holds
 the latter, so a test can kill the process in the middle of a turn whose reply is queued;
 `park_after_search()` makes the next turn search memory first (so it shows a progress card)
-and holds the step after the search, before any reply.
+and holds the step after the search, before any reply. `call_next(tool, arguments)`: the next
+turn with input calls that tool first (an owner asking for an action), then answers as ever.
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class ModelStandIn(FakeOpenAIServer):
         self._park_when: Callable[[BotStep], bool] | None = None
         self._split_next = False
         self._search_next = False
+        self._call_next: tuple[str, dict[str, Any]] | None = None
         self._step_delay = 0.0
         self.parked: asyncio.Queue[Parked] = asyncio.Queue()
 
@@ -136,6 +138,11 @@ class ModelStandIn(FakeOpenAIServer):
         then shows a progress card); the step after it, before any reply, is held."""
         self._search_next = True
         self.park_next_bot_step(lambda step: step.searched and bool(step.unanswered))
+
+    def call_next(self, tool: str, arguments: dict[str, Any]) -> None:
+        """The next Bot step with input to answer calls `tool(**arguments)` alone; the step
+        after it answers the input as usual."""
+        self._call_next = (tool, arguments)
 
     # --- the chat endpoint ---------------------------------------------------------------
     async def _chat(self, request: web.Request) -> web.Response:
@@ -187,6 +194,9 @@ class ModelStandIn(FakeOpenAIServer):
         search = self._search_next and bool(step.unanswered) and not step.searched
         if search:
             self._search_next = False
+        if self._call_next is not None and step.unanswered:
+            called, self._call_next = [self._call_next], None
+            return web.json_response(self._tool_calls(called, body["model"]))
         reply = self._bot_reply(step, body["model"], sleep=not split, search=search)
         return web.json_response(reply)
 
@@ -200,6 +210,9 @@ class ModelStandIn(FakeOpenAIServer):
             calls = [("memory_search", {"query": "what was said before"})]
         elif sleep or not calls:
             calls.append(("sleep", {}))
+        return self._tool_calls(calls, model)
+
+    def _tool_calls(self, calls: list[tuple[str, dict[str, Any]]], model: str) -> dict[str, Any]:
         tool_calls = [
             {
                 "id": f"call_{next(self._ids)}",

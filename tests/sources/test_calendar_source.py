@@ -14,7 +14,7 @@ from sqlalchemy import select
 from bot.llm.scripted import ScriptedProvider
 from bot.memory.source_index import document_id
 from sources.feishu.calendar import SCOPE, UNIT
-from storage.models import SourceRecord
+from storage.models import ApiUsage, SourceRecord
 from storage.repos.sources import is_tombstone
 from tests.actions.support import the_approval_card
 from tests.assistant.support import answers_sent, bot_world, quiet, say, say_in_group, send
@@ -157,6 +157,33 @@ async def test_a_moved_event_is_found_at_its_new_time_and_a_cancelled_one_is_gon
         assert await live(w) == []
         await indexed(w, MARK)
         assert await hits(w, MARK) == []
+
+
+async def counted(w: FeishuWorld, api: str) -> int:
+    async with w.app.services.db.read() as s:
+        calls = await s.scalars(
+            select(ApiUsage.calls).where(ApiUsage.platform == "feishu", ApiUsage.api == api)
+        )
+        return sum(calls.all())
+
+
+async def test_the_calendars_calls_as_the_owner_count_in_the_api_quota(
+    make_world: WorldFactory,
+) -> None:
+    async with calendar_world(make_world) as w:
+        w.fake.put_event(OWNER, f"Budget {MARK}", TEN, TEN + HOUR, attendees=["ou_li"])
+        await sync_calendar(w)
+        lists = [r for r in w.fake.requests if r.path.endswith("/events")]
+        assert lists and all(r.headers["Authorization"].startswith("Bearer u-") for r in lists)
+
+        async def all_counted() -> bool:
+            return (
+                await counted(w, "calendar.primary") >= 1
+                and await counted(w, "calendar.event.list") >= 1
+                and await counted(w, "calendar.event.attendee.list") >= 1
+            )
+
+        await wait_until(all_counted, what="the calendar's calls counted in api_usage")
 
 
 async def test_without_a_sign_in_the_calendar_says_sign_in_again(

@@ -169,12 +169,10 @@ class FeishuApi:
         *,
         attempts: int | None = None,
         max_wait: float | None = None,
-        as_user: Callable[[], Awaitable[str]] | None = None,
     ) -> R:
         """Run one SDK call with our token, counting, and the retry policy (`attempts` and
         `max_wait` narrow it for a call that must not wait long, like a receipt reaction).
-        `as_user`: the call is made as that user (the owner's token provider, asked before
-        every try: it refreshes), not as the app."""
+        Calls made as the owner go through sources/feishu/owner_api.py instead."""
         async for attempt in retrying(
             is_retryable,
             attempts=attempts or self.attempts,
@@ -182,21 +180,12 @@ class FeishuApi:
             max_wait=self.max_wait if max_wait is None else max_wait,
         ):
             with attempt:
-                return await self._call_once(api, send, as_user)
+                return await self._call_once(api, send)
         raise AssertionError("unreachable")
 
-    async def _call_once(
-        self,
-        api: str,
-        send: Callable[[RequestOption], Awaitable[R]],
-        as_user: Callable[[], Awaitable[str]] | None = None,
-    ) -> R:
-        if as_user is not None:
-            token = await as_user()
-            option = RequestOption.builder().user_access_token(token).build()
-        else:
-            token = await self.tenant_token()
-            option = RequestOption.builder().tenant_access_token(token).build()
+    async def _call_once(self, api: str, send: Callable[[RequestOption], Awaitable[R]]) -> R:
+        token = await self.tenant_token()
+        option = RequestOption.builder().tenant_access_token(token).build()
         await self.usage.count(api)
         try:
             resp = await send(option)
@@ -238,7 +227,7 @@ class FeishuApi:
 def counted_api(
     settings: Settings, db: Database, **options: Any
 ) -> tuple[FeishuApi, ApiUsageCounter]:
-    """A FeishuApi for the configured app, its calls counted in `db` (a sync, an action), and
+    """A FeishuApi for the configured app, its calls counted in `db` (the history sync), and
     the counter, to close after the API. `options`: FeishuApi's."""
     from bot.channels.api_usage import ApiUsageCounter
 
