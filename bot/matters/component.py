@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.matters.service import WAKE_KIND, MatterService, wake_matter
+from bot.matters.service import TOPIC, WAKE_KIND, MatterService, wake_matter
 from bot.matters.tools import matter_tools
 from bot.matters.turn import MatterTurn
+from bot.matters.waits import MatterWaitsWorker
 from bot.matters.worker import MatterWorker
 from bot.services import Services
 
@@ -30,6 +31,7 @@ class Matters:
             timeout=services.settings.matter_turn_timeout,
         )
         services.host.add(MatterWorker(services, turn, service))
+        services.host.add(MatterWaitsWorker(services.db, services.notifier, TOPIC))
 
     async def stop(self) -> None:
         pass
