@@ -13,7 +13,7 @@ from bot.matters.service import MatterService
 from bot.parsing import parse_id
 from storage.models import Matter
 from storage.repos import matters
-from storage.repos.matters import CANCELLED, COMPLETED, PAUSED
+from storage.repos.matters import CANCELLED, COMPLETED, PAUSED, WAITING
 
 USAGE = "/matters list | show N | pause N | resume N | cancel N"
 
@@ -80,7 +80,11 @@ async def _list(ctx: CommandContext) -> str:
     return "\n".join(
         f"#{m.id} {m.status}: {m.objective[:60]}"
         + (f" (wakes {_when(ctx, m.next_wake_at)})" if m.next_wake_at else "")
-        + (f", waiting for: {waits.describe(m.waits_on)}" if m.waits_on else "")
+        + (
+            f", waiting for: {waits.describe(m.waits_on)}"
+            if m.status == WAITING and m.waits_on
+            else ""
+        )
         for m in rows
     )
 
