@@ -1,8 +1,9 @@
 """A Matter waiting for the owner's Feishu task to be completed or calendar event to start:
 the target is checked (an unknown id, or one the asking chat may not see, is refused in one
 line), the Matter wakes when the synced records show the task completed or the event
-cancelled, and not before; `/matters show` and the agent's `matter_read` say what it waits
-for and what happened. Everything goes through the Feishu fake and the real sync."""
+cancelled, and not before (a moved event moves its wake); `/matters show` and the agent's
+`matter_read` say what it waits for and what happened. Everything goes through the Feishu
+fake and the real sync."""
 
 from __future__ import annotations
 
@@ -174,6 +175,18 @@ async def test_a_cancelled_event_wakes_the_matter_waiting_for_it_and_says_so(
         async with w.app.services.db.read() as s:
             timer = await s.scalar(select(Timer).where(Timer.kind == "matter_wake"))
         assert timer is not None and int(timer.due_at.timestamp()) == start
+
+        # Moved an hour later: the wake moves with it (checked here as the worker would,
+        # woken by the sync's page), and the Matter still waits.
+        w.fake.move_event(event.event_id, start + 3600, start + 7200)
+        await sync(w, "calendar", "calendar:primary")
+        assert await check_waiting(w.app.services.db, utcnow()) == 0
+        moved = await reaches(w, session_id, "waiting", 1)
+        assert moved.next_wake_at is not None
+        assert int(moved.next_wake_at.timestamp()) == start + 3600
+        async with w.app.services.db.read() as s:
+            timer = await s.scalar(select(Timer).where(Timer.kind == "matter_wake"))
+        assert timer is not None and int(timer.due_at.timestamp()) == start + 3600
 
         def woken(messages: list[Message]) -> Any:
             read = json.loads(last_tool_result(messages))
