@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE = timedelta(minutes=2)
 # Committed new records, with their seq: e.g. to index them.
 RecordsHook = Callable[[list[tuple[int, NewRecord]]], Awaitable[None]]
+# A page that stored or removed something committed, by the unit's name: e.g. to wake what
+# waits on that unit's items.
+ChangedHook = Callable[[str], Awaitable[None]]
 
 
 class LeaseLost(Exception):
@@ -130,6 +133,7 @@ class SyncRunner:
         *,
         lease: timedelta = DEFAULT_LEASE,
         on_records: RecordsHook | None = None,
+        on_changed: ChangedHook | None = None,
         on_wanted: Callable[[], Awaitable[None]] | None = None,
         should_stop: Callable[[], bool] = lambda: False,
         not_configured: Mapping[str, str] | None = None,
@@ -139,6 +143,7 @@ class SyncRunner:
         self.owner = owner
         self.lease = lease
         self.on_records = on_records
+        self.on_changed = on_changed
         self.on_wanted = on_wanted
         self.should_stop = should_stop
         # kind -> why it cannot run here (e.g. "set MAKA_EMAIL_HOST ..."), shown as its error
@@ -294,6 +299,8 @@ class SyncRunner:
                     )
                     if new and self.on_records is not None:
                         await self.on_records(new)
+                    if (page.records or page.removed) and self.on_changed is not None:
+                        await self.on_changed(claimed.name)
                     if self.should_stop():
                         result.done = False
                         break

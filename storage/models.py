@@ -361,6 +361,8 @@ class Matter(Base):
     wakes: Mapped[list[str]] = mapped_column(JSONType, default=list)  # ISO 8601, UTC
     next_wake_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     waiting_for: Mapped[str | None] = mapped_column(Text)
+    # The owner's event or task it waits for (bot/matters/waits.py), or none.
+    waits_on: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     work_record: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)
     run_count: Mapped[int] = mapped_column(Integer, default=0)
     rejection_count: Mapped[int] = mapped_column(Integer, default=0)

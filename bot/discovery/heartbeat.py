@@ -17,10 +17,11 @@ from typing import Any
 
 from bot.discovery import delivery
 from bot.discovery.passes import PURPOSES
-from bot.discovery.precheck import decide
+from bot.discovery.precheck import LOOKAHEAD, decide
 from bot.discovery.rounds import OWNER_PLATFORMS, RoundOutcome, RoundRunner
 from bot.discovery.schedule import start_of_day
 from bot.host.workers import Worker
+from sources.feishu import owner_items
 from storage import claims
 from storage.db import Database
 from storage.models import DiscoveryRound, DiscoveryState
@@ -30,7 +31,6 @@ from storage.types import utcnow
 
 log = logging.getLogger(__name__)
 TOPIC = "discovery"
-LOOKAHEAD = timedelta(hours=48)  # Matters and noted deadlines this close count as new
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,8 @@ class DiscoveryWorker(Worker):
         await delivery.collect_feedback(self.db, self.runner.owner, OWNER_PLATFORMS, now)
         async with self.db.read() as tx:
             signals = await repo.signals(tx, now, now.astimezone(self.tz).date(), LOOKAHEAD)
+            soon = await owner_items.upcoming(tx, now, now + LOOKAHEAD)
+            signals["soon"] = sorted(i.key for i in soon)
             used = await model_calls.tokens_since(tx, start_of_day(now, self.tz), PURPOSES)
         decision = decide(state, signals, now=now, tz=self.tz, tokens_today=used)
         async with self.db.write() as tx:

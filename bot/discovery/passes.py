@@ -14,6 +14,7 @@ from bot.agent.tools import ToolRegistry
 from bot.discovery.tools import PassContext, render_note
 from bot.llm.client import ModelClient
 from bot.llm.types import Message, ModelError
+from sources.feishu.owner_items import OwnerItem
 from storage.models import Finding, FindingFeedback, NotebookNote
 
 PURPOSES = ("discovery_turn", "judgement_turn")  # how their model calls are recorded
@@ -77,11 +78,33 @@ class Pass:
         return PassResult(True)
 
 
-def discovery_briefing(reason: str, notes: Sequence[NotebookNote], ctx: PassContext) -> str:
+def upcoming_lines(items: Sequence[OwnerItem], ctx: PassContext) -> list[str]:
+    """The owner's events starting and tasks due soon, named for both passes (quoted: their
+    titles are other people's words)."""
+    if not items:
+        return []
+    shown = "\n".join(_upcoming(i, ctx) for i in items)
+    return ["Coming up for the owner:", quote_data("coming up", shown)]
+
+
+def _upcoming(item: OwnerItem, ctx: PassContext) -> str:
+    when = item.start if item.kind == "event" else item.due
+    at = when.astimezone(ctx.tz).strftime("%Y-%m-%d %H:%M") if when else "?"
+    what = "starts" if item.kind == "event" else "due"
+    return f"- {item.kind} {item.title!r} {what} {at} [rec-{item.record_id}]"
+
+
+def discovery_briefing(
+    reason: str,
+    notes: Sequence[NotebookNote],
+    ctx: PassContext,
+    upcoming: Sequence[OwnerItem] = (),
+) -> str:
     shown = "\n".join(render_note(n, ctx.tz) for n in notes) or "(empty)"
     return "\n".join(
         [
             f"Why this round: {reason}.",
+            *upcoming_lines(upcoming, ctx),
             "The notebook's newest notes:",
             quote_data("notebook", shown),
         ]
@@ -94,12 +117,14 @@ def judgement_briefing(
     earlier: Sequence[Finding],
     feedback: Mapping[int, Sequence[FindingFeedback]],
     ctx: PassContext,
+    upcoming: Sequence[OwnerItem] = (),
 ) -> str:
     shown = "\n".join(render_note(n, ctx.tz) for n in notes) or "(empty)"
     told = "\n".join(_told(f, feedback.get(f.id, ()), ctx) for f in earlier) or "(none yet)"
     return "\n".join(
         [
             f"Why this round: {reason}.",
+            *upcoming_lines(upcoming, ctx),
             "The notebook:",
             quote_data("notebook", shown),
             "Findings already told to the owner, with their reaction (silence is not rejection):",

@@ -18,7 +18,9 @@ LABELS = {
     "feedback": "the owner reacted to a finding",
     "matters": "Matters due soon",
     "deadlines": "noted deadlines near",
+    "soon": "calendar events or tasks coming up",
 }
+LOOKAHEAD = timedelta(hours=48)  # Matters, noted deadlines, events and due tasks this close
 
 
 BUDGET_SPENT = "daily budget spent"  # a skip's reason starts so; its figures follow

@@ -16,11 +16,13 @@ from datetime import datetime, tzinfo
 
 from bot.channels.ingest import INBOX_TOPIC
 from bot.discovery.passes import Pass, discovery_briefing, judgement_briefing
+from bot.discovery.precheck import LOOKAHEAD
 from bot.discovery.repeats import repeat_of
 from bot.discovery.tools import EmittedFinding, PassContext
 from bot.host.backoff import error_line, log_failure
 from bot.host.notify import Notifier
 from bot.memory import recall
+from sources.feishu import owner_items
 from storage.db import Database
 from storage.models import DiscoveryRound, DiscoveryState, Finding
 from storage.repos import conversations, inbox, sessions
@@ -77,7 +79,9 @@ class RoundRunner:
             ctx = self._context(round_, "discovery")
             async with self.db.read() as tx:
                 notes = await repo.notes(tx, limit=NOTEBOOK_SHOWN)
-            result = await self.discovery.run(ctx, discovery_briefing(round_.reason, notes, ctx))
+                soon = await owner_items.upcoming(tx, now, now + LOOKAHEAD)
+            briefing = discovery_briefing(round_.reason, notes, ctx, soon)
+            result = await self.discovery.run(ctx, briefing)
             if not result.ok:
                 return await self._fail(round_, result.error or "failed")
             async with self.db.write() as tx:
@@ -95,7 +99,8 @@ class RoundRunner:
             notes = await repo.notes(tx, limit=NOTEBOOK_SHOWN)
             earlier = await repo.told_findings(tx, EARLIER_SHOWN)
             feedback = await repo.feedback_of(tx, [f.id for f in earlier])
-        briefing = judgement_briefing(round_.reason, notes, earlier, feedback, ctx)
+            soon = await owner_items.upcoming(tx, now, now + LOOKAHEAD)
+        briefing = judgement_briefing(round_.reason, notes, earlier, feedback, ctx, soon)
         result = await self.judgement.run(ctx, briefing)
         if not result.ok:
             return await self._fail(round_, result.error or "failed")

@@ -8,11 +8,12 @@ from datetime import datetime
 from bot.assistant.access import NOT_PERMITTED, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.channels.cards import MAX_MARKDOWN, Button, Card
+from bot.matters import waits
 from bot.matters.service import MatterService
 from bot.parsing import parse_id
 from storage.models import Matter
 from storage.repos import matters
-from storage.repos.matters import CANCELLED, COMPLETED, PAUSED
+from storage.repos.matters import CANCELLED, COMPLETED, PAUSED, WAITING
 
 USAGE = "/matters list | show N | pause N | resume N | cancel N"
 
@@ -79,6 +80,11 @@ async def _list(ctx: CommandContext) -> str:
     return "\n".join(
         f"#{m.id} {m.status}: {m.objective[:60]}"
         + (f" (wakes {_when(ctx, m.next_wake_at)})" if m.next_wake_at else "")
+        + (
+            f", waiting for: {waits.describe(m.waits_on)}"
+            if m.status == WAITING and m.waits_on
+            else ""
+        )
         for m in rows
     )
 
@@ -99,14 +105,26 @@ def _show(ctx: CommandContext, m: Matter) -> Card:
         lines.append(f"state: {m.state_text}")
     if m.next_wake_at:
         lines.append(f"next wake: {_when(ctx, m.next_wake_at)}")
-    if m.waiting_for:
-        lines.append(f"waiting for: {m.waiting_for}")
+    lines += _waiting(m)
     if m.last_error:
         lines.append(f"last error: {m.last_error}")
     if m.work_record:
         last = m.work_record[-1]
         lines.append(f"last settle: {last['disposition']} — {last['summary']}")
     return Card(f"Task #{m.id}", "\n".join(lines)[:MAX_MARKDOWN], _buttons(m))
+
+
+def _waiting(m: Matter) -> list[str]:
+    """What it waits for: the owner's event or task in words, and once met, what happened."""
+    if not m.waits_on:
+        return [f"waiting for: {m.waiting_for}"] if m.waiting_for else []
+    target = waits.describe(m.waits_on)
+    lines = [f"waiting for: {target}"]
+    if m.waiting_for and m.waiting_for != target:
+        lines.append(f"why: {m.waiting_for}")
+    if m.waits_on.get("outcome"):
+        lines.append(f"woke: {m.waits_on['outcome']}")
+    return lines
 
 
 def _buttons(m: Matter) -> tuple[Button, ...]:

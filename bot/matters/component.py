@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
-from bot.matters.service import WAKE_KIND, MatterService, wake_matter
+from bot.matters.service import TOPIC, WAKE_KIND, MatterService, wake_matter
 from bot.matters.tools import MatterToolInstaller, matter_tools
 from bot.matters.turn import MatterTurn
+from bot.matters.waits import MatterWaitsWorker
 from bot.matters.worker import MatterWorker
 from bot.services import Services
 
@@ -38,6 +39,7 @@ class Matters:
             timeout=services.settings.matter_turn_timeout,
         )
         services.host.add(MatterWorker(services, turn, service))
+        services.host.add(MatterWaitsWorker(services.db, services.notifier, TOPIC))
 
     async def stop(self) -> None:
         pass

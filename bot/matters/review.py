@@ -20,6 +20,7 @@ from bot.agent.tools import ToolError, ToolRegistry
 from bot.llm.client import ModelClient
 from bot.llm.types import Message, ToolCall
 from bot.matters.rules import SettleRequest
+from bot.matters.waits import describe
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ def _proposal(
         f"summary: {request.summary}\n"
         f"wakes: {', '.join(w.isoformat() for w in request.wakes) or '-'}\n"
         f"waiting for: {request.waiting_for or '-'}"
+        + (f"\nwaits on: {describe(request.target)}" if request.target else "")
     )
     return "\n".join(
         [

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 MAX_WAIT = timedelta(days=365)
 
@@ -30,6 +31,7 @@ class SettleRequest:
     summary: str
     wakes: tuple[datetime, ...] = field(default=())
     waiting_for: str | None = None
+    target: dict[str, Any] | None = None  # the owner's event or task (bot/matters/waits.py)
 
     def fingerprint(self) -> str:
         blob = json.dumps(
@@ -40,6 +42,7 @@ class SettleRequest:
                 self.summary,
                 [w.isoformat() for w in self.wakes],
                 self.waiting_for,
+                *([self.target] if self.target else []),  # earlier settles keep their print
             ],
             ensure_ascii=False,
         )
@@ -62,13 +65,13 @@ def check(
             "read the matter again"
         )
     if request.disposition is Disposition.WAIT:
-        if not request.wakes:
-            raise SettleRefused("wait needs at least one wake time")
+        if not request.wakes and not request.target:
+            raise SettleRefused("wait needs at least one wake time or a target")
         if any(w.tzinfo is None for w in request.wakes):
             raise SettleRefused("wake times need a time zone (e.g. 2026-12-01T09:00:00+08:00)")
-        if min(request.wakes) <= now:
+        if request.wakes and min(request.wakes) <= now:
             raise SettleRefused("wait needs a wake in the future")
-        if max(request.wakes) > now + MAX_WAIT:
+        if request.wakes and max(request.wakes) > now + MAX_WAIT:
             raise SettleRefused("a wake must be within a year")
     if request.disposition is Disposition.COMPLETE and unread:
         raise SettleRefused(

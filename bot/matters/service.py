@@ -11,8 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.channels.ingest import INBOX_TOPIC
 from bot.host.notify import Notifier
+from bot.matters import waits
 from bot.matters.card import card_step
 from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check, operation_id
+from bot.matters.waits import WAKE_KIND, schedule_wake, wake_key
 from bot.workhub.summaries import TOPIC as SUMMARY_TOPIC
 from storage.db import Database
 from storage.models import Matter, Session, Timer
@@ -24,12 +26,8 @@ from storage.types import utcnow
 log = logging.getLogger(__name__)
 
 TOPIC = "matters"
-WAKE_KIND = "matter_wake"
 WORK_RECORD_KEEP = 50
-
-
-def wake_key(matter_id: int) -> str:
-    return f"matter:{matter_id}"
+__all__ = ["WAKE_KIND", "MatterService", "wake_key", "wake_matter"]
 
 
 def _settle_step(request: SettleRequest) -> tuple[str, str]:
@@ -38,7 +36,8 @@ def _settle_step(request: SettleRequest) -> tuple[str, str]:
     if request.disposition is Disposition.COMPLETE:
         return f"done: {summary}", DONE
     if request.disposition is Disposition.WAIT:
-        waiting = " ".join((request.waiting_for or summary).split())[:200]
+        said = request.waiting_for or (waits.describe(request.target) if request.target else "")
+        waiting = " ".join((said or summary).split())[:200]
         return f"waiting: {waiting}", WORKING
     return summary or "working", WORKING
 
@@ -112,7 +111,7 @@ class MatterService:
             await matters.record_amendments(tx, matter, read, now)
             await inbox.mark_delivered(tx, read_item_ids, op, now)
             await self._apply(tx, matter, request, now)
-            await self._schedule_wake(tx, matter)
+            await schedule_wake(tx, matter)
             card_due = await self._card(tx, matter, *_settle_step(request))
             outcome = SettleOutcome(matter.status, matter.revision)
             await operations.claim(
@@ -163,28 +162,18 @@ class MatterService:
         if request.disposition is Disposition.WAIT:
             wakes = sorted(w.astimezone(UTC) for w in request.wakes)
             await matters.set_status(tx, matter, WAITING, now)
-            matter.waiting_for = request.waiting_for
+            target = dict(request.target) if request.target else None
+            matter.waiting_for = request.waiting_for or (waits.describe(target) if target else None)
+            matter.waits_on = target
             matter.wakes = [w.isoformat() for w in wakes]
-            matter.next_wake_at = wakes[0]
+            matter.next_wake_at = waits.next_wake(matter.wakes, target)
         elif request.disposition is Disposition.COMPLETE:
             await matters.set_status(tx, matter, COMPLETED, now)
             matter.wakes, matter.next_wake_at, matter.waiting_for = [], None, None
+            matter.waits_on = None
         else:
             await matters.set_status(tx, matter, ACTIVE, now)
-            matter.waiting_for = None
-
-    @staticmethod
-    async def _schedule_wake(tx: AsyncSession, matter: Matter) -> None:
-        if matter.status == WAITING and matter.next_wake_at is not None:
-            await timers.schedule(
-                tx,
-                kind=WAKE_KIND,
-                key=wake_key(matter.id),
-                due_at=matter.next_wake_at,
-                payload={"matter_id": matter.id},
-            )
-        else:
-            await timers.cancel(tx, wake_key(matter.id))
+            matter.waiting_for = matter.waits_on = None
 
     async def record_rejection(self, matter_id: int) -> int:
         """The reviewer rejected a settle (the agent works on its feedback): counted, with no
@@ -358,4 +347,9 @@ async def wake_matter(tx: AsyncSession, timer: Timer) -> None:
     """Timer handler (runs in the firing transaction): a due wake makes the Matter active."""
     matter = await tx.get(Matter, int(timer.payload["matter_id"]), with_for_update=True)
     if matter is not None and matter.status == WAITING:
+        target = matter.waits_on
+        if target and not target.get("outcome"):  # an event's time: say how it stands
+            found = await waits.check(tx, target, utcnow())
+            if found.outcome is not None:
+                matter.waits_on = {**target, "outcome": found.outcome}
         await matters.set_status(tx, matter, ACTIVE, utcnow())

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from bot.agent.tools import ToolError, ToolRegistry
 from bot.assistant.visibility import Visibility
@@ -18,6 +18,7 @@ from bot.llm.client import ModelClient
 from bot.matters.review import NoVerdict, review
 from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check
 from bot.matters.service import MatterService
+from bot.matters.waits import TargetKind, WaitRefused, describe, resolve
 from bot.memory import recall
 from bot.parsing import ToolCount
 from bot.services import Services
@@ -78,12 +79,21 @@ async def matter_read(ctx: MatterTurnContext) -> str:
             "revision": m.revision,
             "wakes": [datetime.fromisoformat(w).astimezone(tz).isoformat() for w in m.wakes],
             "waiting_for": m.waiting_for,
+            "waits_on": _target(m),
             "recent_work": m.work_record[-5:],
             "unread_events": len(unread),
             "now": datetime.now(tz).isoformat(),
         },
         ensure_ascii=False,
     )
+
+
+def _target(m: Matter) -> str | None:
+    """The event or task it waits for, and once met or gone, what happened."""
+    if not m.waits_on:
+        return None
+    outcome = m.waits_on.get("outcome")
+    return describe(m.waits_on) + (f"; woke: {outcome}" if outcome else "")
 
 
 async def events_read(ctx: MatterTurnContext) -> str:
@@ -120,13 +130,20 @@ async def settle(
     summary: str,
     wakes: list[datetime] | None = None,
     waiting_for: str | None = None,
+    target_kind: TargetKind | None = None,
+    target_id: str | None = None,
 ) -> str:
     """End this turn: `continue` (more work now), `wait` (until a wake time: ISO 8601 with a
     time zone, in the future and within a year; say what you wait for) or `complete` (the
-    objective is met; refused while events are unread). An independent reviewer checks a
-    wait or complete first; if it rejects, work on its feedback and settle again."""
+    objective is met; refused while events are unread). A wait may instead (or as well)
+    name a target: the owner's calendar event to start or end, or Feishu task to be
+    completed (`target_id`: the event id, task guid or a rec-N of it from memory_search);
+    it wakes when the synced calendar or task list shows it, or shows it cancelled or
+    deleted. An independent reviewer checks a wait or complete first; if it rejects, work
+    on its feedback and settle again."""
     if ctx.halted is not None:
         raise ToolError(f"this turn is over: {ctx.halted}")
+    target = await _resolve_target(ctx, disposition, target_kind, target_id)
     request = SettleRequest(
         expected_revision,
         Disposition(disposition),
@@ -134,6 +151,7 @@ async def settle(
         summary,
         tuple(wakes or ()),
         waiting_for,
+        target,
     )
     try:
         earlier = await ctx.matters.earlier(ctx.matter_id, request)
@@ -172,6 +190,22 @@ async def settle(
     return f"settled: status {outcome.status}, revision {outcome.revision}" + (
         " (already applied earlier)" if outcome.converged else ""
     )
+
+
+async def _resolve_target(
+    ctx: MatterTurnContext, disposition: str, kind: str | None, ref: str | None
+) -> dict[str, Any] | None:
+    if kind is None and ref is None:
+        return None
+    if kind is None or not ref:
+        raise ToolError("a target needs both target_kind and target_id")
+    if disposition != Disposition.WAIT:
+        raise ToolError("a target is only for disposition 'wait'")
+    try:
+        async with ctx.services.db.read() as tx:
+            return await resolve(tx, kind, ref, ctx.visibility, utcnow())
+    except WaitRefused as exc:
+        raise ToolError(str(exc)) from None
 
 
 async def _reviewed(

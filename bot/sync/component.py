@@ -27,6 +27,7 @@ from bot.memory.source_index import SourceIndexer, SourceIndexWorker
 from bot.services import Services
 from bot.sync.adapters import OWNER_KINDS, build_adapters, configured_kinds, not_configured
 from sources.base import SourceAdapter
+from sources.feishu.owner_units import CHANGED_TOPIC, WATCHED_UNITS
 from sources.runner import SyncRunner
 from storage.models import Timer
 from storage.repos import sources as repo
@@ -100,11 +101,16 @@ class SourcesComponent:
         async def wake() -> None:
             await services.notifier.notify(SYNC_TOPIC)
 
+        async def changed(unit: str) -> None:
+            if unit in WATCHED_UNITS:
+                await services.notifier.notify(CHANGED_TOPIC)
+
         self.runner = SyncRunner(
             services.db,
             self.adapters,
             host.instance_id,
             on_wanted=wake,
+            on_changed=changed,
             should_stop=lambda: host.stopping,
             not_configured=not_configured(self.settings),
         )

@@ -6,3 +6,10 @@ from __future__ import annotations
 CALENDAR_KIND = "calendar"
 CALENDAR_UNIT = f"{CALENDAR_KIND}:primary"
 CALENDAR_SCOPE = "owner:calendar"
+TASKS_KIND = "tasks"
+TASKS_UNIT = "tasks:owner"
+TASKS_SCOPE = "owner:tasks"
+# Published when a page of the owner's calendar or tasks commits: what a Matter waiting for
+# an event or a task listens to (bot/matters/waits.py).
+CHANGED_TOPIC = "owner-items"
+WATCHED_UNITS = (CALENDAR_UNIT, TASKS_UNIT)

@@ -18,11 +18,12 @@ from typing import Any
 
 from sources.base import Observation, Page, Removal, SyncRequest, Unit, UnitState
 from sources.feishu.owner_api import OwnerApi
+from sources.feishu.owner_units import TASKS_KIND, TASKS_SCOPE, TASKS_UNIT
 from storage.repos.sources import NewRecord
 
-KIND = "tasks"
-UNIT = "tasks:owner"
-SCOPE = "owner:tasks"
+KIND = TASKS_KIND
+UNIT = TASKS_UNIT
+SCOPE = TASKS_SCOPE
 
 
 def version_of(guid: str, updated: str) -> str:
