@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.actions.commands import register_action_commands
+from bot.actions.mail_tools import install_mail_tools
 from bot.actions.tools import install_action_tools
 from bot.actions.workspace_tools import install_workspace_tools
 from bot.assistant.commands import CommandRegistry
@@ -41,6 +42,7 @@ class Assistant:
                 install_memory_tools,
                 install_action_tools,
                 install_workspace_tools,
+                install_mail_tools,
                 *(tool_installers or []),
             ]
         )
