@@ -23,7 +23,7 @@ from bot.actions.registry import propose
 from bot.actions.worker import ActionWorker
 from bot.assistant.component import Assistant
 from bot.cli.doctor import check_smtp
-from bot.config import Role, load_settings
+from bot.config import ConfigError, Role, load_settings
 from bot.llm.scripted import ScriptedProvider, Step
 from sources.email import Meta, mail_record
 from sources.mime import parse_mail
@@ -355,3 +355,26 @@ async def test_doctor_checks_smtp_in_one_line(smtp: SmtpServer, tmp_path: Any) -
     assert "ConnectionRefusedError" in down.line() and "\n" not in down.line()
     unset = await check_smtp(load_settings(data_dir=tmp_path))
     assert unset.ok and unset.detail.startswith("not configured")
+
+
+@pytest.mark.parametrize(
+    ("settings", "problem"),
+    [
+        (
+            {"smtp_host": "smtp.example.com"},
+            "MAKA_SMTP_FROM: MAKA_SMTP_HOST needs the sender's address in MAKA_SMTP_FROM"
+            " (or an address as MAKA_EMAIL_USER)",
+        ),
+        (
+            {"smtp_host": "smtp.example.com", "smtp_from": "me@example.com", "smtp_username": "me"},
+            "MAKA_SMTP_PASSWORD: MAKA_SMTP_USERNAME needs MAKA_SMTP_PASSWORD",
+        ),
+        ({"smtp_tls": "ssl"}, "MAKA_SMTP_TLS: Input should be 'tls', 'starttls' or 'none'"),
+    ],
+)
+def test_incomplete_smtp_settings_stop_start_up_in_one_line(
+    settings: dict[str, str], problem: str, tmp_path: Any
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(data_dir=tmp_path, **settings)
+    assert refused.value.lines[0].startswith(problem), refused.value.lines
