@@ -1,6 +1,7 @@
 """Email over IMAP, read-only: mailboxes are opened with EXAMINE and messages fetched with
-BODY.PEEK, so nothing we do can set \\Seen; nothing here sends mail (there is no SMTP in this
-code at all: an assistant that answers its own mail is a known failure of similar bots).
+BODY.PEEK, so nothing we do can set \\Seen; nothing here sends mail (an assistant that answers
+its own mail is a known failure of similar bots: mail goes out only as an action the owner
+approved, bot/actions/mail.py, which uses `imap_login` to look in Sent and file its copy).
 
 Units are mailboxes (`email:<mailbox>`, scope `mail:<mailbox>`). A mailbox's cursor is
 
