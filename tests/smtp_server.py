@@ -1,6 +1,6 @@
 """A real SMTP server for the mail tests: aiosmtpd on a free 127.0.0.1 port (its own thread
 and loop), keeping what it accepted; `answer` makes it refuse DATA with that reply instead
-(a 5xx for good, a 4xx for now), as a mail server would."""
+(a 5xx for good, a 4xx for now), and `unknown` recipients refused, as a mail server would."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ class SmtpServer:
     received: list[Received] = field(default_factory=list)
     answer: str | None = None  # e.g. "550 5.1.1 no such user": DATA refused so
     tried: int = 0  # DATA commands seen, accepted or not
+    unknown: set[str] = field(default_factory=set)  # recipients refused with a 550
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
+    ) -> str:
+        if address in self.unknown:
+            return "550 5.1.1 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         self.tried += 1

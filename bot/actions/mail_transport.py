@@ -106,12 +106,14 @@ def _permanent(exc: smtplib.SMTPException) -> str | None:
     return None
 
 
-def smtp_send(s: SmtpSettings, message: EmailMessage) -> None:
-    """Send, or raise: MailRefused (5xx) for good, anything else to be tried again."""
+def smtp_send(s: SmtpSettings, message: EmailMessage) -> str:
+    """Send, or raise: MailRefused (5xx) for good, anything else to be tried again. Sent to
+    some recipients only: "; refused: …" for the others (sending again would repeat it to
+    those who got it)."""
     try:
         conn = _smtp(s)
         try:
-            conn.send_message(message)
+            refused = conn.send_message(message)
         finally:
             _quit(conn)
     except smtplib.SMTPException as exc:
@@ -119,6 +121,8 @@ def smtp_send(s: SmtpSettings, message: EmailMessage) -> None:
         if line is not None:
             raise MailRefused(line) from None
         raise
+    shown = ", ".join(f"{to} ({code})" for to, (code, _) in list(refused.items())[:3])
+    return f"; refused: {shown}" if refused else ""
 
 
 def smtp_check(s: SmtpSettings) -> str:
@@ -196,6 +200,6 @@ def deliver(smtp: SmtpSettings, imap: ImapSettings | None, message: EmailMessage
     message_id = str(message["Message-ID"])
     if imap is not None and _found_in_sent(imap, message_id):
         return f"already sent: {message_id} is in the Sent folder"
-    smtp_send(smtp, message)
+    refused = smtp_send(smtp, message)
     filed = f"; {_file(imap, message, message_id)}" if imap is not None else ""
-    return f"sent to {message['To']} as {message_id}{filed}"
+    return f"sent to {message['To']} as {message_id}{refused}{filed}"

@@ -294,13 +294,15 @@ def test_bad_mail_input_is_refused_in_one_line(params: dict[str, Any], refusal: 
     assert str(refused.value) == refusal
 
 
-async def _proposed_and_run(w: FeishuWorld, attempts: int) -> Any:
+async def _proposed_and_run(
+    w: FeishuWorld, attempts: int, to: tuple[str, ...] = ("li@example.com",)
+) -> Any:
     services = w.app.services
     register_mail_kinds()
     async with services.db.write() as s:
         dm = await owner_dm(s)
         await repo.allow(s, kind=SEND, conversation_id=None, by=OWNER, now=utcnow())
-    params = {"to": ["li@example.com"], "subject": "s", "body": "b"}
+    params = {"to": list(to), "subject": "s", "body": "b"}
     proposed = await propose(
         services, kind=SEND, params=params, requester=OWNER, conversation=dm, reason="test"
     )
@@ -328,6 +330,19 @@ async def test_a_permanent_refusal_fails_at_once_and_a_passing_one_is_retried(
             row.last_error
         )
         assert smtp.received == []
+
+
+async def test_a_mail_some_recipients_refused_is_done_and_says_who(
+    make_world: WorldFactory, smtp: SmtpServer
+) -> None:
+    settings = mail_settings(smtp, None)
+    async with make_world(role=Role.WEB, bot=Assistant(), model_provider=None, **settings) as w:
+        smtp.unknown = {"nobody@example.com"}
+        row = await _proposed_and_run(w, 3, to=("li@example.com", "nobody@example.com"))
+        assert (row.state, row.attempts) == (repo.DONE, 1)  # sent again, Li would get it twice
+        [got] = smtp.received
+        assert got.rcpt_tos == ["li@example.com"]
+        assert row.result.endswith("; refused: nobody@example.com (550)"), row.result
 
 
 async def test_without_smtp_settings_the_tool_says_what_to_set(
