@@ -94,17 +94,17 @@ async def mail_world(
         yield w, provider
 
 
-def sent_copies(account: MailAccount, message_id: str) -> list[set[str]]:
+def sent_copies(account: MailAccount, message_id: str, folder: str = "Sent") -> list[set[str]]:
     """The flags of each copy of that mail in Sent (but \\Recent: this session's news)."""
     with account.imap() as conn:
-        typ, _ = conn.select('"Sent"', readonly=True)
+        typ, _ = conn.select(f'"{folder}"', readonly=True)
         if typ != "OK":
             return []
         typ, data = conn.uid("SEARCH", "HEADER", "Message-ID", f'"{message_id}"')
         uids = (data[0] or b"").split()
         return [
             flags - {"\\Recent"}
-            for uid, flags in account.flags("Sent").items()
+            for uid, flags in account.flags(folder).items()
             if str(uid).encode() in uids
         ]
 
@@ -194,6 +194,25 @@ async def test_a_crash_after_the_server_accepted_a_mail_sends_nothing_more(
         message_id = str(got.message["Message-ID"])
         assert row.result == f"already sent: {message_id} is in the Sent folder"
         assert len(sent_copies(mail_account, message_id)) == 1
+
+
+async def test_the_copy_goes_to_the_folder_the_server_marks_sent(
+    make_world: WorldFactory,
+    smtp: SmtpServer,
+    mail_account: MailAccount,  # noqa: F811
+) -> None:
+    mail_account.create("Sent Items")  # SPECIAL-USE \\Sent (tests/sources/dovecot.py)
+    steps: list[Step] = [send("send_email", NOTE), sleep_step]
+    async with mail_world(make_world, steps, smtp, mail_account) as (w, _):
+        await say(w, "/allow send_email")
+        await quiet(w)
+        await say(w, "tell Li we accept")
+        row = await settled(w, 1, repo.DONE)
+        [got] = smtp.received
+        message_id = str(got.message["Message-ID"])
+        assert row.result == f"sent to {LI} as {message_id}; filed in Sent Items"
+        assert sent_copies(mail_account, message_id, "Sent Items") == [{"\\Seen"}]
+        assert sent_copies(mail_account, message_id) == []  # no "Sent" was made
 
 
 async def test_reject_sends_no_mail(
