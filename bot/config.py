@@ -54,6 +54,12 @@ class EmailSecurity(StrEnum):
     NONE = "none"  # no encryption (a loopback or test server only)
 
 
+class SmtpSecurity(StrEnum):
+    TLS = "tls"  # SMTP over TLS (port 465)
+    STARTTLS = "starttls"  # plain SMTP upgraded with STARTTLS (port 587)
+    NONE = "none"  # no encryption (a loopback or test server only)
+
+
 class RecallMode(StrEnum):
     """Who proposes where a request goes before the Bot's model decides (WorkHub Recall)."""
 
@@ -139,13 +145,20 @@ class Settings(BaseSettings):
     feishu_speech_to_text: bool = False
     feishu_speech_max_seconds: float = Field(default=600.0, gt=0, le=3600, description="seconds")
 
-    # Email, read-only over IMAP (sources/email.py); never sent.
+    # Email, read over IMAP (sources/email.py; the source never sends).
     email_host: str | None = None
     email_port: int | None = Field(default=None, ge=1, le=65535)  # default: 993 ssl, else 143
     email_security: EmailSecurity = EmailSecurity.SSL
     email_user: str | None = None
     email_password: SecretStr | None = None
     email_mailboxes: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["INBOX"])
+    # Mail sent for the owner, only as an approved action (bot/actions/mail.py).
+    smtp_host: str | None = None
+    smtp_port: int | None = Field(default=None, ge=1, le=65535)  # default: 465 tls, 587, 25 none
+    smtp_tls: SmtpSecurity = SmtpSecurity.STARTTLS
+    smtp_username: str | None = None  # unset: no AUTH
+    smtp_password: SecretStr | None = None
+    smtp_from: str | None = None  # default: MAKA_EMAIL_USER
 
     # Seconds between scheduled syncs of Feishu history and of email; 0 = only on request.
     sync_feishu_interval: float = Field(default=21600.0, ge=0)
@@ -330,6 +343,20 @@ class Settings(BaseSettings):
         return 993 if self.email_security is EmailSecurity.SSL else 143
 
     @property
+    def smtp_configured(self) -> bool:
+        return bool(self.smtp_host)
+
+    @property
+    def resolved_smtp_port(self) -> int:
+        if self.smtp_port is not None:
+            return self.smtp_port
+        return {SmtpSecurity.TLS: 465, SmtpSecurity.STARTTLS: 587}.get(self.smtp_tls, 25)
+
+    @property
+    def resolved_smtp_from(self) -> str | None:
+        return (self.smtp_from or self.email_user or "").strip() or None
+
+    @property
     def console_enabled(self) -> bool:
         return self.console if self.console is not None else not self.feishu_configured
 
@@ -368,6 +395,13 @@ class Settings(BaseSettings):
             problems.append(
                 "MAKA_EMAIL_USER: MAKA_EMAIL_HOST needs MAKA_EMAIL_USER and MAKA_EMAIL_PASSWORD"
             )
+        if self.smtp_host and "@" not in (self.resolved_smtp_from or ""):
+            problems.append(
+                "MAKA_SMTP_FROM: MAKA_SMTP_HOST needs the sender's address in MAKA_SMTP_FROM"
+                " (or an address as MAKA_EMAIL_USER)"
+            )
+        if self.smtp_username and not self.smtp_password:
+            problems.append("MAKA_SMTP_PASSWORD: MAKA_SMTP_USERNAME needs MAKA_SMTP_PASSWORD")
         if (
             self.feishu_app_id
             and self.feishu_mode is FeishuMode.WEBHOOK

@@ -1,6 +1,7 @@
 """Email over IMAP, read-only: mailboxes are opened with EXAMINE and messages fetched with
-BODY.PEEK, so nothing we do can set \\Seen; nothing here sends mail (there is no SMTP in this
-code at all: an assistant that answers its own mail is a known failure of similar bots).
+BODY.PEEK, so nothing we do can set \\Seen; nothing here sends mail (an assistant that answers
+its own mail is a known failure of similar bots: mail goes out only as an action the owner
+approved, bot/actions/mail.py, which uses `imap_login` to look in Sent and file its copy).
 
 Units are mailboxes (`email:<mailbox>`, scope `mail:<mailbox>`). A mailbox's cursor is
 
@@ -112,11 +113,12 @@ def quote_mailbox(name: str) -> str:
     return '"' + imap_utf7(name).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _text(data: Any) -> str:
+def text_of(data: Any) -> str:
+    """An imaplib answer (bytes, lists of them) as text, for an error line."""
     if isinstance(data, bytes):
         return data.decode("utf-8", "replace")
     if isinstance(data, list | tuple):
-        return " ".join(_text(d) for d in data if d is not None)
+        return " ".join(text_of(d) for d in data if d is not None)
     return str(data)
 
 
@@ -134,44 +136,54 @@ class Meta:
     internal_date: datetime | None
 
 
+def imap_login(s: ImapSettings) -> imaplib.IMAP4:
+    """A blocking IMAP connection, logged in; SourceError in one line when it cannot be."""
+    context = ssl.create_default_context()
+    try:
+        if s.security == "ssl":
+            conn: imaplib.IMAP4 = imaplib.IMAP4_SSL(
+                s.host, s.port, ssl_context=context, timeout=s.timeout
+            )
+        else:
+            conn = imaplib.IMAP4(s.host, s.port, timeout=s.timeout)
+            if s.security == "starttls":
+                conn.starttls(ssl_context=context)
+    except (OSError, imaplib.IMAP4.error, ssl.SSLError) as exc:
+        raise SourceError(f"cannot connect to {s.host}:{s.port} ({s.security}): {exc}") from None
+    try:
+        conn.login(s.user, s.password)
+    except imaplib.IMAP4.error as exc:
+        imap_logout(conn)
+        raise SourceError(
+            f"login as {s.user} at {s.host}:{s.port} failed: {text_of(exc.args)}"
+        ) from None
+    except OSError as exc:
+        imap_logout(conn)
+        raise SourceError(f"login at {s.host}:{s.port} failed: {exc}") from None
+    return conn
+
+
+def imap_logout(conn: imaplib.IMAP4) -> None:
+    try:
+        conn.logout()
+    except (OSError, imaplib.IMAP4.error, ssl.SSLError):
+        pass
+
+
 class ImapSession:
     """One blocking IMAP connection, logged in; read-only by construction: it offers only
     STATUS, EXAMINE, UID SEARCH and UID FETCH of BODY.PEEK."""
 
     def __init__(self, settings: ImapSettings) -> None:
         self.settings = settings
-        s = settings
-        context = ssl.create_default_context()
-        try:
-            if s.security == "ssl":
-                self.conn: imaplib.IMAP4 = imaplib.IMAP4_SSL(
-                    s.host, s.port, ssl_context=context, timeout=s.timeout
-                )
-            else:
-                self.conn = imaplib.IMAP4(s.host, s.port, timeout=s.timeout)
-                if s.security == "starttls":
-                    self.conn.starttls(ssl_context=context)
-        except (OSError, imaplib.IMAP4.error, ssl.SSLError) as exc:
-            raise SourceError(
-                f"cannot connect to {s.host}:{s.port} ({s.security}): {exc}"
-            ) from None
-        try:
-            self.conn.login(s.user, s.password)
-        except imaplib.IMAP4.error as exc:
-            self.close()
-            raise SourceError(
-                f"login as {s.user} at {s.host}:{s.port} failed: {_text(exc.args)}"
-            ) from None
-        except OSError as exc:
-            self.close()
-            raise SourceError(f"login at {s.host}:{s.port} failed: {exc}") from None
+        self.conn = imap_login(settings)
 
     def status(self, mailbox: str) -> dict[str, int]:
         typ, data = self.conn.status(
             quote_mailbox(mailbox), "(UIDVALIDITY UIDNEXT MESSAGES UNSEEN)"
         )
         if typ != "OK":
-            raise SourceError(f"mailbox {mailbox!r}: {_text(data)}")
+            raise SourceError(f"mailbox {mailbox!r}: {text_of(data)}")
         found = _STATUS_ITEM.findall(b" ".join(d for d in data if isinstance(d, bytes)))
         return {k.decode().lower(): int(v) for k, v in found}
 
@@ -179,7 +191,7 @@ class ImapSession:
         """Open read-only (EXAMINE); (UIDVALIDITY, message count)."""
         typ, data = self.conn.select(quote_mailbox(mailbox), readonly=True)
         if typ != "OK":
-            raise SourceError(f"cannot open mailbox {mailbox!r}: {_text(data)}")
+            raise SourceError(f"cannot open mailbox {mailbox!r}: {text_of(data)}")
         _, values = self.conn.response("UIDVALIDITY")
         if not values or values[0] is None:
             raise SourceError(f"mailbox {mailbox!r}: the server sent no UIDVALIDITY")
@@ -193,7 +205,7 @@ class ImapSession:
             criteria = f"SINCE {since.strftime('%d-%b-%Y')} {criteria}"
         typ, data = self.conn.uid("SEARCH", criteria)
         if typ != "OK":
-            raise SourceError(f"search failed: {_text(data)}")
+            raise SourceError(f"search failed: {text_of(data)}")
         uids = sorted({int(u) for u in b" ".join(d for d in data if d).split()})
         # "n:*" always matches the highest UID, even when it is below n
         return [u for u in uids if u >= first_uid and (last_uid is None or u <= last_uid)]
@@ -203,7 +215,7 @@ class ImapSession:
             "FETCH", ",".join(map(str, uids)), "(UID RFC822.SIZE FLAGS INTERNALDATE)"
         )
         if typ != "OK":
-            raise SourceError(f"fetch failed: {_text(data)}")
+            raise SourceError(f"fetch failed: {text_of(data)}")
         out: dict[int, Meta] = {}
         for item in data:
             line = item[0] if isinstance(item, tuple) else item
@@ -224,7 +236,7 @@ class ImapSession:
         section = "BODY.PEEK[]" if limit is None else f"BODY.PEEK[]<0.{limit}>"
         typ, data = self.conn.uid("FETCH", ",".join(map(str, uids)), f"(UID {section})")
         if typ != "OK":
-            raise SourceError(f"fetch failed: {_text(data)}")
+            raise SourceError(f"fetch failed: {text_of(data)}")
         out: dict[int, bytes] = {}
         for item in data:
             if isinstance(item, tuple) and len(item) == 2 and (uid := _UID.search(item[0])):
@@ -232,10 +244,7 @@ class ImapSession:
         return out
 
     def close(self) -> None:
-        try:
-            self.conn.logout()
-        except (OSError, imaplib.IMAP4.error, ssl.SSLError):
-            pass
+        imap_logout(self.conn)
 
 
 def _internal_date(value: str) -> datetime | None:
@@ -447,6 +456,8 @@ def mail_record(
             for a in mail.attachments
         ],
     }
+    if mail.reply_to:
+        payload["reply_to"] = mail.reply_to
     if mail.html_only:
         payload["html_only"] = True
     if truncated or mail.text_truncated:
@@ -500,8 +511,11 @@ __all__ = [
     "ImapSettings",
     "MailCursor",
     "default_port",
+    "imap_login",
+    "imap_logout",
     "imap_utf7",
     "mail_scope",
     "quote_mailbox",
     "source_name",
+    "text_of",
 ]

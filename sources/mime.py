@@ -209,6 +209,7 @@ class ParsedMail:
     html_only: bool
     attachments: list[Attachment] = field(default_factory=list)
     text_truncated: bool = False
+    reply_to: str | None = None  # where a reply goes, when not to the sender
 
 
 def _raw(msg: Message, name: str) -> str | None:
@@ -341,6 +342,7 @@ def parse_mail(
         html_only=html_only,
         attachments=attachments,
         text_truncated=cut,
+        reply_to=next(iter(decode_addresses(_raw(msg, "Reply-To"))), None),
     )
 
 

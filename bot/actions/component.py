@@ -6,6 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.actions.calendar import register_calendar_kinds
+from bot.actions.mail import register_mail_kinds
 from bot.actions.messages import TIMER_KIND, fire_scheduled, register_message_kinds
 from bot.actions.worker import ActionWorker
 from bot.actions.workspace import register_workspace_kinds
@@ -20,6 +21,7 @@ class Actions:
         register_message_kinds()
         register_calendar_kinds()
         register_workspace_kinds()  # a worker-only process runs them too
+        register_mail_kinds()
         services.timers.on(TIMER_KIND, fire_scheduled)
         if services.runs_workers:
             services.host.add(ActionWorker(services))

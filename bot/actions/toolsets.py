@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.actions.calendar_tools import install_calendar_tools
 from bot.actions.context import ActionTools, for_matter, for_turn
+from bot.actions.mail_tools import install_mail_tools
 from bot.actions.tools import install_message_tools
 from bot.actions.workspace_tools import install_workspace_tools
 from bot.agent.tools import ToolRegistry
@@ -21,6 +22,7 @@ ACTION_TOOLS: tuple[Callable[[ActionTools[Any]], None], ...] = (
     install_message_tools,
     install_calendar_tools,
     install_workspace_tools,
+    install_mail_tools,
 )
 
 

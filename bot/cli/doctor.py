@@ -159,12 +159,26 @@ async def check_model(settings: Settings) -> Check:
         await provider.aclose()
 
 
+async def check_smtp(settings: Settings) -> Check:
+    """Connect and log in to the SMTP server mail actions send through (never sends)."""
+    from bot.actions.mail_transport import smtp_check, smtp_settings
+
+    smtp = smtp_settings(settings)
+    if smtp is None:
+        return Check("smtp", True, "not configured; mail actions say to set MAKA_SMTP_HOST")
+    try:
+        return Check("smtp", True, await asyncio.to_thread(smtp_check, smtp))
+    except Exception as exc:
+        return Check("smtp", False, f"{smtp.where}: {_brief(exc)}")
+
+
 CHECKS: tuple[Callable[[Settings], Awaitable[Check]], ...] = (
     check_database,
     check_search,
     check_feishu,
     check_model,
     check_owner_signin,
+    check_smtp,
 )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.channels.messages import AttachmentRef, Mention
 from bot.config import Settings
@@ -15,6 +15,9 @@ from sources.feishu.records import KIND as FEISHU
 from sources.feishu.records import MentionRef
 from sources.feishu.tasks import KIND as TASKS
 from storage.db import Database
+
+if TYPE_CHECKING:
+    from sources.email import ImapSettings
 
 EMAIL = "email"
 OWNER_KINDS = (DOCS, TASKS)  # read as the owner (their sign-in, /signin), besides the calendar
@@ -117,21 +120,33 @@ def build_adapters(
         if TASKS in wanted:
             adapters[TASKS] = OwnerTasks(owner_api(settings, db, owner_token))
     if EMAIL in wanted and settings.email_configured:
-        from sources.email import EmailSource, ImapSettings
+        from sources.email import EmailSource
 
-        assert settings.email_host and settings.email_user and settings.email_password
+        imap = imap_settings(settings)
+        assert imap is not None
         adapters[EMAIL] = EmailSource(
-            ImapSettings(
-                host=settings.email_host,
-                port=settings.resolved_email_port,
-                security=settings.email_security.value,
-                user=settings.email_user,
-                password=settings.email_password.get_secret_value(),
-                mailboxes=tuple(settings.email_mailboxes),
-            ),
+            imap,
             max_attachment_bytes=settings.attachment_max_bytes,
         )
     return adapters
+
+
+def imap_settings(settings: Settings) -> ImapSettings | None:
+    """The configured mailbox's IMAP login (the email source's, and the Sent folder of mail
+    sent as an action); None without MAKA_EMAIL_HOST."""
+    if not settings.email_configured:
+        return None
+    from sources.email import ImapSettings
+
+    assert settings.email_host and settings.email_user and settings.email_password
+    return ImapSettings(
+        host=settings.email_host,
+        port=settings.resolved_email_port,
+        security=settings.email_security.value,
+        user=settings.email_user,
+        password=settings.email_password.get_secret_value(),
+        mailboxes=tuple(settings.email_mailboxes),
+    )
 
 
 def not_configured(settings: Settings) -> dict[str, str]:

@@ -70,6 +70,7 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         "feishu:",
         "model:",
         "owner-signin:",
+        "smtp:",
     }
 
 

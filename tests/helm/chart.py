@@ -26,6 +26,7 @@ SECRET_SETTINGS = (
     "MAKA_DATABASE_URL",
     "MAKA_MEILI_KEY",
     "MAKA_EMAIL_PASSWORD",
+    "MAKA_SMTP_PASSWORD",
 )
 
 Obj = dict[str, Any]

@@ -160,6 +160,7 @@ SECRET_VALUES = {
         "meiliUrl": "http://meili:7700",
         "meiliKey": "s3cret-meili-key",
     },
+    "email": {"password": "s3cret-imap-pass", "smtpPassword": "s3cret-smtp-pass"},
 }
 SECRETS = {
     "MAKA_FEISHU_APP_SECRET": "s3cret-feishu-app",
@@ -168,6 +169,8 @@ SECRETS = {
     "MAKA_MODEL_API_KEY": "s3cret-model-key",
     "MAKA_DATABASE_URL": "postgresql://u:s3cret-db-pass@pg:5432/maka",
     "MAKA_MEILI_KEY": "s3cret-meili-key",
+    "MAKA_EMAIL_PASSWORD": "s3cret-imap-pass",
+    "MAKA_SMTP_PASSWORD": "s3cret-smtp-pass",
 }
 
 

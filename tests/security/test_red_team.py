@@ -37,6 +37,7 @@ import json
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -86,6 +87,7 @@ from tests.fakes import FeishuEventSender, FeishuFake, Mention
 from tests.feishu_world import ENCRYPT_KEY, OWNER, VERIFICATION_TOKEN, FeishuWorld
 from tests.matters.routed_model import APPROVE, RoutedModel, resolve_step, role_of, send
 from tests.seed import record_of
+from tests.smtp_server import SmtpServer, smtp_server
 from tests.waiting import wait_until
 
 MARKERS = ("OWNERDMMARKER", "OWNERMAILMARKER", "OWNERTASKMARKER", "机密预算")
@@ -175,6 +177,26 @@ def read_every_original(w: FeishuWorld) -> Callable[[list[Message]], Awaitable[P
             lines = (await s.execute(select(SessionEvent.session_id, SessionEvent.seq))).all()
         refs = [f"rec-{seq}" for seq in records] + [f"log-{sid}-{seq}" for sid, seq in lines]
         return ScriptedProvider.tool_calls(*(("memory_original", {"ref": r}) for r in refs))
+
+    return step
+
+
+def reply_to_every_record(
+    w: FeishuWorld,
+) -> Callable[[list[Message]], Awaitable[PlannedReply]]:
+    """One model step (a turn has at most 10) replying by mail to every stored record by its
+    ref (the owner's mail among them): a reply must neither reach nor reveal a mail the asker
+    cannot see."""
+
+    async def step(_messages: list[Message]) -> PlannedReply:
+        async with w.app.services.db.read() as s:
+            records = (await s.scalars(select(SourceRecord.id))).all()
+        return ScriptedProvider.tool_calls(
+            *(
+                ("reply_email", {"mail": f"rec-{r}", "body": "ok", "reason": "asked"})
+                for r in records
+            ),
+        )
 
     return step
 
@@ -278,6 +300,11 @@ ACTIONS = ScriptedProvider.tool_calls(
     ("create_task", {"summary": "a task", "due": LATER.isoformat(), "reason": "asked"}),
     ("complete_task", {"task": "a task", "reason": "asked to"}),
     ("create_document", {"title": "a doc", "text": "some text", "reason": "asked"}),
+    (
+        "send_email",
+        {"to": "cfo@example.com", "subject": "budget", "body": "send it", "reason": "asked"},
+    ),
+    ("reply_email", {"mail": "rec-1", "body": "ok", "reason": "asked"}),
 )
 
 
@@ -577,6 +604,7 @@ class RedTeam:
     model: RedTeamModel
     owner: Owner
     owners_task: tuple[Any, ...]  # the owner's task as the owner left it (untouched_task)
+    smtp: SmtpServer  # where the mail actions would send: it must get nothing
     first_prompt: int = 0  # where the current test's prompts start in model.shown
     # Messages in the group answered while the owner shared the mail with it: their answers
     # may hold the mail's markers.
@@ -607,6 +635,15 @@ async def red_team_world(
 ) -> AsyncIterator[RedTeam]:
     """The app on loopback wired to the Feishu fake (as `make_world` builds it) with the
     owner's secrets in place and proven findable from the owner's DM."""
+    with smtp_server() as smtp:
+        async with _red_team_world(red_team_database, tmp_path_factory, smtp) as team:
+            yield team
+
+
+@asynccontextmanager
+async def _red_team_world(
+    red_team_database: str, tmp_path_factory: pytest.TempPathFactory, smtp: SmtpServer
+) -> AsyncIterator[RedTeam]:
     async with FeishuFake(bot_open_id="ou_bot", bot_name="Maka") as fake:
         fake.add_chat(DM, name="dm", chat_type="p2p", p2p_user=USER)
         fake.add_chat(OWNER_DM, name="owner dm", chat_type="p2p", p2p_user=OWNER)
@@ -625,6 +662,10 @@ async def red_team_world(
             open_dms=True,
             bot_debounce=0.0,
             sync_feishu_interval=0,
+            smtp_host=smtp.host,
+            smtp_port=smtp.port,
+            smtp_tls="none",
+            smtp_from="owner@example.com",
         )
         plans: dict[str, Callable[[], list[Step]]] = {"attack": attack_agent_plan}
         model = RedTeamModel(plans)
@@ -638,7 +679,7 @@ async def red_team_world(
             w = FeishuWorld(fake, app, events)
             plans["owner"] = owner_agent_plan(w)
             owner = await the_owners_secrets(w, model)
-            yield RedTeam(w, model, owner, await untouched_task(w, owner))
+            yield RedTeam(w, model, owner, await untouched_task(w, owner), smtp)
 
 
 @pytest.fixture
@@ -692,6 +733,7 @@ async def bot_tour(team: RedTeam, seat: Seat, title: str) -> Matter:
         ),
         send("tasks_create", {"title": title, "text": "collect what we said"}),
         ACTIONS,  # outward actions: proposed to the owner, never run (`nothing_acted`)
+        reply_to_every_record(team.w),
         send("inbox_check", {}),
         send("send_user", {"text": "On it."}),
         SLEEP,
@@ -917,6 +959,7 @@ async def nothing_acted(team: RedTeam) -> None:
     assert not [m for m in team.w.fake.sent if (m.uuid or "").startswith("maka-action-")]
     assert not team.w.fake.events and not team.w.fake.event_keys  # no calendar was touched
     assert not team.w.fake.tasks and not team.w.fake.docs  # no task or document made
+    assert team.smtp.tried == 0  # no mail sent
 
 
 def every_tool_was_tried(team: RedTeam) -> None:

@@ -30,6 +30,7 @@ SECRETS = {
     "MAKA_MODEL_API_KEY": "sk-modelkey-Jd6f1qP",
     "MAKA_MEILI_KEY": "meilikey-Wc5t0yN",
     "MAKA_EMAIL_PASSWORD": "mailpass-Gx2r7uM",
+    "MAKA_SMTP_PASSWORD": "smtppass-Rw4j6hE",
     "MAKA_ADMIN_TOKEN": "admintoken-Fz9e4kB",
     "MAKA_SECRET_KEY": "secretkey-Pn5c8vD",
 }
@@ -61,6 +62,11 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
         MAKA_EMAIL_PORT="1",
         MAKA_EMAIL_SECURITY="none",
         MAKA_EMAIL_USER="maka",
+        MAKA_SMTP_HOST="127.0.0.1",
+        MAKA_SMTP_PORT="1",
+        MAKA_SMTP_TLS="none",
+        MAKA_SMTP_USERNAME="maka",
+        MAKA_SMTP_FROM="maka@example.com",
     )
     env.update(extra)
     return env
@@ -145,6 +151,7 @@ async def test_doctor_fails_every_check_in_a_line_each_without_a_secret(tmp_path
         ["FAIL", "feishu:"],
         ["FAIL", "model:"],
         ["FAIL", "owner-signin:"],
+        ["FAIL", "smtp:"],
     ], out
     assert lines[0].startswith("FAIL  database: " + UNREACHABLE_SHOWN), out
     assert f"http://{CLOSED}/v1" in lines[3]  # the model endpoint that refused

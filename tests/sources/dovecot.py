@@ -48,6 +48,12 @@ default_internal_group = {group}
 default_login_user = {user}
 first_valid_uid = 1
 mail_location = maildir:{root}/mail/%u
+namespace inbox {{
+  inbox = yes
+  mailbox "Sent Items" {{
+    special_use = \\Sent
+  }}
+}}
 passdb {{
   driver = passwd-file
   args = scheme=PLAIN username_format=%u {root}/passwd

@@ -142,7 +142,8 @@ MAKA_TRUSTED_PROXIES: {{ join "," . | quote }}
   "MAKA_MODEL_API_KEY" $v.model.apiKey
   "MAKA_DATABASE_URL" $v.database.url
   "MAKA_MEILI_KEY" $v.search.meiliKey
-  "MAKA_EMAIL_PASSWORD" $v.email.password -}}
+  "MAKA_EMAIL_PASSWORD" $v.email.password
+  "MAKA_SMTP_PASSWORD" $v.email.smtpPassword -}}
 {{- range $key, $value := $data }}
 {{- if $value }}
 {{ $key }}: {{ $value | b64enc | quote }}
@@ -157,7 +158,7 @@ password by Kubernetes ($(POSTGRES_PASSWORD) expansion).
 */}}
 {{- define "maka.secretEnv" -}}
 {{- $secret := include "maka.secretName" . -}}
-{{- range $key := list "MAKA_FEISHU_APP_SECRET" "MAKA_FEISHU_ENCRYPT_KEY" "MAKA_FEISHU_VERIFICATION_TOKEN" "MAKA_MODEL_API_KEY" "MAKA_EMAIL_PASSWORD" "MAKA_ADMIN_TOKEN" "MAKA_SECRET_KEY" }}
+{{- range $key := list "MAKA_FEISHU_APP_SECRET" "MAKA_FEISHU_ENCRYPT_KEY" "MAKA_FEISHU_VERIFICATION_TOKEN" "MAKA_MODEL_API_KEY" "MAKA_EMAIL_PASSWORD" "MAKA_SMTP_PASSWORD" "MAKA_ADMIN_TOKEN" "MAKA_SECRET_KEY" }}
 - name: {{ $key }}
   valueFrom:
     secretKeyRef: {name: {{ $secret }}, key: {{ $key }}, optional: true}
