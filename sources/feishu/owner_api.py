@@ -25,6 +25,14 @@ Answer = dict[str, Any]
 # How a call is tried again: given by the caller (bot/retry.py's one policy; sources never
 # import bot), or once.
 Retry = Callable[[Callable[[], Awaitable[Answer]]], Awaitable[Answer]]
+# Counts one call by its API (the free tenant's monthly quota: bot/channels/api_usage.py).
+Count = Callable[[str], Awaitable[None]]
+
+
+def api_name(path: str) -> str:
+    """A call's API as counted: the path's first three parts (`im/v1/messages`), so ids in
+    a path (`docx/v1/documents/:id/raw_content`) do not make a name each."""
+    return "/".join(path.split("/")[:3])
 
 
 async def once(call: Callable[[], Awaitable[Answer]]) -> Answer:
@@ -50,7 +58,14 @@ class FeishuBusy(Exception):
 
 class OwnerApi:
     def __init__(
-        self, domain: str, token: TokenProvider, *, retry: Retry = once, timeout: float = 30.0
+        self,
+        domain: str,
+        token: TokenProvider,
+        *,
+        retry: Retry = once,
+        timeout: float = 30.0,
+        count: Count | None = None,
+        on_close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         # Here, not at the top: transport imports the Feishu SDK (160 MB), which the embedded
         # service must not load (tests/web/test_footprint.py).
@@ -60,6 +75,8 @@ class OwnerApi:
         self.domain = domain.rstrip("/")
         self.token = token
         self.retry = retry
+        self.count = count
+        self.on_close = on_close
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
 
@@ -92,6 +109,8 @@ class OwnerApi:
         self, method: str, path: str, params: dict[str, Any] | None, body: dict[str, Any] | None
     ) -> Answer:
         token = await self.token()  # a fresh one every call: the provider refreshes
+        if self.count is not None:
+            await self.count(api_name(path))
         query = {k: str(v) for k, v in (params or {}).items()}
         try:
             async with self._http().request(
@@ -123,3 +142,5 @@ class OwnerApi:
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
+        if self.on_close is not None:
+            await self.on_close()

@@ -6,3 +6,14 @@ from __future__ import annotations
 CALENDAR_KIND = "calendar"
 CALENDAR_UNIT = f"{CALENDAR_KIND}:primary"
 CALENDAR_SCOPE = "owner:calendar"
+
+CHATS_KIND = "chats"
+
+
+def chat_unit(chat_id: str) -> str:
+    """A chat read as the owner: its own unit, so the owner can share one chat alone."""
+    return f"{CHATS_KIND}:{chat_id}"
+
+
+def owner_chat_scope(chat_id: str) -> str:
+    return f"owner:chat:{chat_id}"

@@ -52,7 +52,10 @@ def message_record(
     mentions: Sequence[MentionRef] = (),
     origin: str,
     deleted: bool = False,
+    source: str | None = None,
 ) -> NewRecord:
+    """`source`: the unit the record belongs to, when not the chat's own `feishu:<chat_id>`
+    (a chat read as the owner)."""
     payload: dict[str, Any] = {
         "origin": origin,  # "event" (webhook / long connection) or "history" (sync)
         "chat_id": chat_id,
@@ -70,7 +73,7 @@ def message_record(
     if deleted:
         payload["deleted"] = True
     return NewRecord(
-        source=source_name(chat_id),
+        source=source or source_name(chat_id),
         external_id=message_id,
         scope=scope,
         text=text,

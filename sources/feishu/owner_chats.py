@@ -1,0 +1,157 @@
+"""The owner's own chats, read as the owner: the groups the bot is not in and direct messages
+that the owner chose (`/sync chats add`), one unit `chats:<chat_id>` each, scope
+`owner:chat:<chat_id>` (the owner's DM sees it; another chat only once the owner shares that
+unit, as for the documents).
+
+What Feishu offers a user token (researched 2026-12; see also tests/fakes/feishu_im.py):
+- `GET im/v1/chats` lists the groups of the user the token represents, never p2p chats;
+  Authorization `tenant_access_token` or `user_access_token`; scopes im:chat,
+  im:chat:readonly or im:chat:read (one of them):
+  https://open.feishu.cn/document/server-docs/group/chat/list
+  (open.larkoffice.com/document/uAjLw4CM/ukTMukTMukTM/reference/im-v1/chat/list).
+- `GET im/v1/messages?container_id_type=chat&container_id&start_time&end_time` (seconds),
+  `sort_type`, `page_size` <= 50, `page_token`/`has_more`; scopes im:message,
+  im:message:readonly or im:message.history:readonly:
+  https://open.feishu.cn/document/server-docs/im-v1/message/list. The page we could read
+  names only `tenant_access_token`; reading it as the user is what Lark's own OpenClaw
+  plugin does (feishu_im_user_get_messages, larksuite/openclaw-lark), so a tenant that does
+  not allow it answers an error, shown on that chat.
+No documented endpoint lists a user's p2p chats, so a direct message is added by its chat id.
+
+A chat the bot is in is the history sync's (`feishu:<chat_id>`, sources/feishu/history.py):
+it is refused when chosen and, if the bot joins later, shown as that unit's error instead of
+being stored twice with two visibilities.
+
+Incremental by create time: the cursor keeps the newest message's time (`last_ms`); a sync
+reads from that second to when it began, oldest first, a page committed at a time (the
+overlap's one second is harmless: a record is unique by message id). Messages are converted
+by the history sync's own `item_record`. Thread replies are not read (only a thread's root
+appears in a chat's list).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
+from sqlalchemy import or_, select
+
+from sources.base import Observation, Page, SyncRequest, Unit, UnitState
+from sources.feishu.history import PAGE_SIZE, Renderer, item_record, plain_renderer
+from sources.feishu.owner_api import OwnerApi
+from sources.feishu.owner_units import CHATS_KIND, chat_unit, owner_chat_scope
+from sources.feishu.records import PLATFORM, source_name
+from storage.db import Database
+from storage.models import Conversation, Source
+from storage.repos import owner_chats
+from storage.repos.sources import NewRecord
+
+CHAT_PAGE_SIZE = 100  # im/v1/chats' maximum
+BOT_IS_IN = "the bot is in this chat: the Feishu history sync reads it (feishu:{chat_id})"
+
+
+async def list_groups(api: OwnerApi) -> list[dict[str, Any]]:
+    """The owner's groups as Feishu lists them (`chat_id`, `name`), every page."""
+    groups: list[dict[str, Any]] = []
+    page_token = ""
+    while True:
+        params: dict[str, Any] = {"page_size": CHAT_PAGE_SIZE}
+        if page_token:
+            params["page_token"] = page_token
+        data = await api.call("GET", "im/v1/chats", params=params)
+        groups += [g for g in data.get("items") or [] if isinstance(g, dict) and g.get("chat_id")]
+        page_token = str(data.get("page_token") or "")
+        if not data.get("has_more") or not page_token:
+            return groups
+
+
+async def bot_chats(db: Database, chat_ids: list[str]) -> set[str]:
+    """Which of these chats the bot is in: the history sync lists it, or ingest saw it."""
+    if not chat_ids:
+        return set()
+    async with db.read() as tx:
+        synced = await tx.scalars(
+            select(Source.name).where(Source.name.in_([source_name(c) for c in chat_ids]))
+        )
+        names = {n.split(":", 1)[1] for n in synced.all()}
+        seen = await tx.scalars(
+            select(Conversation.chat_id).where(
+                Conversation.platform == PLATFORM,
+                or_(*(Conversation.chat_id == c for c in chat_ids)),
+            )
+        )
+        return names | {str(c) for c in seen.all()}
+
+
+class OwnerChats:
+    kind = CHATS_KIND
+
+    def __init__(
+        self,
+        api: OwnerApi,
+        db: Database,
+        *,
+        render: Renderer = plain_renderer,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.api = api
+        self.db = db
+        self.render = render
+        self.clock = clock
+
+    async def observe(self) -> Observation:
+        async with self.db.read() as tx:
+            chosen = await owner_chats.chosen(tx)
+        taken = await bot_chats(self.db, [c.chat_id for c in chosen])
+        units = [
+            Unit(
+                name=chat_unit(c.chat_id),
+                scope=owner_chat_scope(c.chat_id),
+                title=c.title,
+                observed_cursor={"chat_type": c.chat_type},
+                error=BOT_IS_IN.format(chat_id=c.chat_id) if c.chat_id in taken else None,
+            )
+            for c in chosen
+        ]
+        return Observation(units, {"chosen": len(chosen), "bot_is_in": len(taken)})
+
+    async def sync(self, unit: UnitState, request: SyncRequest) -> AsyncGenerator[Page, None]:
+        chat_id = unit.name.split(":", 1)[1]
+        last_ms = int((unit.synced_cursor or {}).get("last_ms") or 0)
+        if last_ms:
+            start = last_ms // 1000
+        else:
+            start = int(request.since.timestamp()) if request.since else 0
+        end = int(self.clock())
+        page_token = ""
+        while True:
+            params: dict[str, Any] = {
+                "container_id_type": "chat",
+                "container_id": chat_id,
+                "start_time": start,
+                "end_time": end,
+                "sort_type": "ByCreateTimeAsc",
+                "page_size": PAGE_SIZE,
+            }
+            if page_token:
+                params["page_token"] = page_token
+            data = await self.api.call("GET", "im/v1/messages", params=params)
+            items = [
+                i for i in data.get("items") or [] if isinstance(i, dict) and i.get("message_id")
+            ]
+            records = [self._record(unit, chat_id, i) for i in items]
+            for item in items:
+                last_ms = max(last_ms, int(item.get("create_time") or 0))
+            yield Page(records, {"last_ms": last_ms})
+            page_token = str(data.get("page_token") or "")
+            if not data.get("has_more") or not page_token:
+                return
+
+    def _record(self, unit: UnitState, chat_id: str, item: dict[str, Any]) -> NewRecord:
+        return item_record(
+            item, chat_id=chat_id, scope=unit.scope, render=self.render, source=unit.name
+        )
+
+    async def aclose(self) -> None:
+        await self.api.aclose()

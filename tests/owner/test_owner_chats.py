@@ -1,0 +1,175 @@
+"""The owner's own chats, read as the owner through the Feishu fake: the owner lists their
+groups and chooses some in their DM; a chosen group's messages are found in the owner's DM and
+not in a group; an unchosen group is never read; a second sync reads only what is new; a chat
+that refuses the owner is that chat's visible error while the others sync; nobody else can
+choose."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from storage.models import OwnerChat, Source, SourceRecord
+from tests.assistant.support import answers_sent, replies, say, say_in_group
+from tests.fakes.feishu_models import HistoryMessage
+from tests.feishu_world import FeishuWorld, WorldFactory
+from tests.owner.support import sign_in, signin_world
+from tests.sources.test_app import synced
+from tests.waiting import wait_until
+
+OWNER = "ou_owner"
+BOARD, CLUB, SECRET = "oc_board", "oc_club", "oc_secret"
+
+
+async def answer(w: FeishuWorld, text: str, *, group: bool = False, sender: str = OWNER) -> str:
+    before = len(answers_sent(w))
+    if group:
+        await say_in_group(w, text, sender=sender)
+    else:
+        await say(w, text, sender=sender)
+    return (await replies(w, before + 1))[-1]
+
+
+async def found(w: FeishuWorld, word: str) -> bool:
+    return bool(await w.app.services.search.search(word))
+
+
+def message(w: FeishuWorld, chat_id: str, text: str, *, ago: float = 60) -> HistoryMessage:
+    said = HistoryMessage.text(
+        text, create_time=datetime.fromtimestamp(w.fake.now() - ago, UTC), sender_open_id="ou_li"
+    )
+    w.fake.add_history(chat_id, [said])
+    return said
+
+
+def owners_groups(w: FeishuWorld) -> None:
+    """Two groups of the owner's that the bot is not in."""
+    w.fake.add_chat(BOARD, name="Board", bot_in_chat=False, members={OWNER, "ou_li"})
+    w.fake.add_chat(CLUB, name="Chess club", bot_in_chat=False, members={OWNER})
+
+
+def messages_read(w: FeishuWorld, chat_id: str) -> list[dict[str, str]]:
+    """The queries of the message lists the fake answered for `chat_id`."""
+    return [
+        r.query
+        for r in w.fake.requests
+        if r.path == "/open-apis/im/v1/messages" and r.query.get("container_id") == chat_id
+    ]
+
+
+async def choose(w: FeishuWorld, chat: str, unit: str) -> None:
+    started = w.fake.now()
+    said = await answer(w, f"/sync chats add {chat}")
+    assert "will be read as you" in said, said
+    await synced(w, unit, after=started - 1)
+
+
+async def test_a_chosen_group_is_found_in_the_owners_dm_and_not_in_a_group(
+    make_world: WorldFactory,
+) -> None:
+    # /search is for admins: a group's admin, who sees what the group may see.
+    async with signin_world(make_world, admins=["ou_member"]) as w:
+        owners_groups(w)
+        message(w, BOARD, "the okapi merger closes in May")
+        message(w, CLUB, "the tapir opening wins")
+        assert (await sign_in(w)).status == 200
+
+        listed = await answer(w, "/sync chats")
+        assert f"[ ] Board {BOARD}" in listed and f"[ ] Chess club {CLUB}" in listed, listed
+        assert "oc_group" not in listed  # the bot's group is not the owner's (not a member)
+
+        await choose(w, "Board", f"chats:{BOARD}")
+        await wait_until(lambda: found(w, "okapi"), what="the chosen group's message in search")
+
+        in_dm = await answer(w, "/search okapi")
+        assert "okapi merger" in in_dm, in_dm
+        in_group = await answer(w, "/search okapi", group=True)
+        assert in_group.startswith("Nothing found"), in_group
+
+        # The unchosen group was never read, and the list marks the chosen one.
+        assert messages_read(w, CLUB) == []
+        assert not await found(w, "tapir")
+        listed = await answer(w, "/sync chats")
+        assert f"[x] Board {BOARD}" in listed and f"[ ] Chess club {CLUB}" in listed, listed
+
+
+async def test_a_second_sync_reads_only_new_messages(make_world: WorldFactory) -> None:
+    async with signin_world(make_world) as w:
+        owners_groups(w)
+        first = message(w, BOARD, "the ibis budget", ago=120)
+        assert (await sign_in(w)).status == 200
+        await choose(w, BOARD, f"chats:{BOARD}")
+        await wait_until(lambda: found(w, "ibis"), what="the first message in search")
+
+        message(w, BOARD, "the heron budget", ago=1)
+        started = w.fake.now()
+        said = await answer(w, "/sync chats now")
+        assert "sync requested" in said, said
+        await synced(w, f"chats:{BOARD}", after=started - 1)
+        await wait_until(lambda: found(w, "heron"), what="the new message in search")
+
+        second = messages_read(w, BOARD)[-1]
+        assert int(second["start_time"]) == first.create_time_ms // 1000, second
+        async with w.app.services.db.read() as s:
+            stored = (
+                await s.scalars(
+                    select(SourceRecord.external_id).where(SourceRecord.source == f"chats:{BOARD}")
+                )
+            ).all()
+        assert len(stored) == 2, stored
+
+
+async def test_a_chat_that_refuses_the_owner_is_its_error_and_the_others_sync(
+    make_world: WorldFactory,
+) -> None:
+    async with signin_world(make_world) as w:
+        owners_groups(w)
+        w.fake.add_chat(SECRET, name="Secret", chat_type="p2p", bot_in_chat=False)
+        message(w, BOARD, "the gecko roadmap")
+        message(w, SECRET, "the lynx salary")
+        assert (await sign_in(w)).status == 200
+        # A direct message is added by its chat id; the owner is not in this one.
+        said = await answer(w, f"/sync chats add {SECRET}")
+        assert "will be read as you" in said, said
+        await choose(w, BOARD, f"chats:{BOARD}")
+
+        async def red() -> bool:
+            async with w.app.services.db.read() as s:
+                row = await s.scalar(select(Source).where(Source.name == f"chats:{SECRET}"))
+            return row is not None and "230027" in (row.last_error or "")
+
+        await wait_until(red, what="the refusing chat's error on its source")
+        await wait_until(lambda: found(w, "gecko"), what="the other chat in search")
+        assert not await found(w, "lynx")
+        status = await answer(w, "/sync status")
+        assert f"chats:{SECRET}" in status and "230027" in status, status
+
+
+async def test_a_chat_the_bot_is_in_is_not_chosen_twice(make_world: WorldFactory) -> None:
+    async with signin_world(make_world) as w:
+        w.fake.chats["oc_group"].members.add(OWNER)
+        assert (await sign_in(w)).status == 200
+        await say_in_group(w, "hello everyone", sender="ou_member")  # the bot knows the group
+        listed = await answer(w, "/sync chats")
+        assert "[bot is in] team oc_group" in listed, listed
+        said = await answer(w, "/sync chats add team")
+        assert said.startswith("I am in team already"), said
+        async with w.app.services.db.read() as s:
+            assert (await s.scalars(select(OwnerChat))).all() == []
+
+
+async def test_only_the_owner_in_their_dm_chooses_chats(make_world: WorldFactory) -> None:
+    async with signin_world(make_world, admins=["ou_member"]) as w:
+        owners_groups(w)
+        assert (await sign_in(w)).status == 200
+        refused = "not permitted: only the owner chooses their chats, in their DM with me"
+        assert await answer(w, f"/sync chats add {BOARD}", sender="ou_user") == refused
+        assert await answer(w, f"/sync chats add {BOARD}", group=True) == refused
+        assert await answer(w, "/sync chats", group=True, sender=OWNER) == refused
+        async with w.app.services.db.read() as s:
+            assert (await s.scalars(select(OwnerChat))).all() == []
+        assert w.fake.calls("/open-apis/im/v1/chats") == 0
+
+        said = await answer(w, f"/sync chats remove {BOARD}")
+        assert "is not one of your chosen chats" in said, said
