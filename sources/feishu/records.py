@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sources.feishu.owner_units import CHATS_KIND
 from storage.repos.sources import NewRecord
 
 KIND = "feishu"
@@ -27,6 +28,12 @@ class MentionRef:
 
 def source_name(chat_id: str) -> str:
     return f"{KIND}:{chat_id}"
+
+
+def holds_chat_messages(source: str) -> bool:
+    """A chat's source: the bot's (`feishu:<chat_id>`) or one read as the owner
+    (`chats:<chat_id>`); its records are chat messages, not mail."""
+    return source.startswith((f"{KIND}:", f"{CHATS_KIND}:"))
 
 
 def chat_scope(chat_type: str, chat_id: str, peer_open_id: str | None) -> str:

@@ -10,10 +10,13 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
+from bot.llm.types import Message
 from storage.models import OwnerChat, Source, SourceRecord
-from tests.assistant.support import answers_sent, replies, say, say_in_group
+from tests.assistant.support import answers_sent, replies, say, say_in_group, send
+from tests.assistant.support import sleep as sleep_step
 from tests.fakes.feishu_models import HistoryMessage
 from tests.feishu_world import FeishuWorld, WorldFactory
+from tests.matters.routed_model import RoutedModel
 from tests.owner.support import sign_in, signin_world
 from tests.sources.test_app import synced
 from tests.waiting import wait_until
@@ -173,3 +176,41 @@ async def test_only_the_owner_in_their_dm_chooses_chats(make_world: WorldFactory
 
         said = await answer(w, f"/sync chats remove {BOARD}")
         assert "is not one of your chosen chats" in said, said
+
+
+def tell_what_search_found(seen: list[str]) -> object:
+    def step(messages: list[Message]) -> object:
+        result = next(m.content or "" for m in reversed(messages) if m.name == "memory_search")
+        seen.append(result)
+        return send("send_user", {"text": "searched"})
+
+    return step
+
+
+async def test_the_bots_memory_search_finds_a_chosen_chat_only_in_the_owners_dm(
+    make_world: WorldFactory,
+) -> None:
+    seen: list[str] = []
+    model = RoutedModel()
+    for _ in ("dm", "group"):
+        model.add(
+            "bot",
+            send("memory_search", {"query": "okapi merger"}),
+            tell_what_search_found(seen),
+            sleep_step,
+        )
+    async with signin_world(make_world, model) as w:
+        owners_groups(w)
+        message(w, BOARD, "the okapi merger closes in May")
+        assert (await sign_in(w)).status == 200
+        await choose(w, BOARD, f"chats:{BOARD}")
+        await wait_until(lambda: found(w, "okapi"), what="the chosen group's message in search")
+
+        before = len(answers_sent(w))
+        await say(w, "what about the okapi merger?")
+        await replies(w, before + 1)
+        await say_in_group(w, "what about the okapi merger?")
+        await replies(w, before + 2)
+        in_dm, in_group = seen
+        assert "chat message" in in_dm and "closes in May" in in_dm, in_dm
+        assert "closes in May" not in in_group, in_group
