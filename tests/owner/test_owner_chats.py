@@ -6,12 +6,16 @@ choose."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from sqlalchemy import select
 
 from bot.llm.types import Message
-from storage.models import OwnerChat, Source, SourceRecord
+from storage.models import ApiUsage, OwnerChat, Source, SourceRecord
+from storage.repos import owner_chats
+from storage.repos import sources as sources_repo
+from storage.types import utcnow
 from tests.assistant.support import answers_sent, replies, say, say_in_group, send
 from tests.assistant.support import sleep as sleep_step
 from tests.fakes.feishu_models import HistoryMessage
@@ -122,6 +126,15 @@ async def test_a_second_sync_reads_only_new_messages(make_world: WorldFactory) -
             ).all()
         assert len(stored) == 2, stored
 
+        async def counted() -> bool:  # the tenant's quota counts calls made as the owner too
+            async with w.app.services.db.read() as s:
+                calls = await s.scalars(
+                    select(ApiUsage.calls).where(ApiUsage.api == "im/v1/messages")
+                )
+                return sum(calls.all()) == len(messages_read(w, BOARD))
+
+        await wait_until(counted, what="the message lists counted in api_usage")
+
 
 async def test_a_chat_that_refuses_the_owner_is_its_error_and_the_others_sync(
     make_world: WorldFactory,
@@ -153,7 +166,11 @@ async def test_a_chat_the_bot_is_in_is_not_chosen_twice(make_world: WorldFactory
     async with signin_world(make_world) as w:
         w.fake.chats["oc_group"].members.add(OWNER)
         assert (await sign_in(w)).status == 200
-        await say_in_group(w, "hello everyone", sender="ou_member")  # the bot knows the group
+        async with w.app.services.db.write() as s:  # the history sync observed the group
+            await sources_repo.ensure(
+                s, name="feishu:oc_group", kind="feishu", scope="group:oc_group", title="team",
+                now=utcnow(),
+            )  # fmt: skip
         listed = await answer(w, "/sync chats")
         assert "[bot is in] team oc_group" in listed, listed
         said = await answer(w, "/sync chats add team")
@@ -178,7 +195,7 @@ async def test_only_the_owner_in_their_dm_chooses_chats(make_world: WorldFactory
         assert "is not one of your chosen chats" in said, said
 
 
-def tell_what_search_found(seen: list[str]) -> object:
+def tell_what_search_found(seen: list[str]) -> Callable[[list[Message]], object]:
     def step(messages: list[Message]) -> object:
         result = next(m.content or "" for m in reversed(messages) if m.name == "memory_search")
         seen.append(result)
@@ -214,3 +231,21 @@ async def test_the_bots_memory_search_finds_a_chosen_chat_only_in_the_owners_dm(
         in_dm, in_group = seen
         assert "chat message" in in_dm and "closes in May" in in_dm, in_dm
         assert "closes in May" not in in_group, in_group
+
+
+async def test_maka_sync_chats_reads_the_chosen_chats_now(make_world: WorldFactory) -> None:
+    import io
+
+    from bot.sync.cli import run_sync_now
+
+    async with signin_world(make_world) as w:
+        owners_groups(w)
+        assert (await sign_in(w)).status == 200
+        async with w.app.services.db.write() as s:
+            await owner_chats.choose(
+                s, chat_id=CLUB, title="Chess club", chat_type="group", by=OWNER, now=utcnow()
+            )
+        message(w, CLUB, "the marmot gambit")
+        out = io.StringIO()
+        assert await run_sync_now(w.app.services.settings, "chats", out=out) == 0, out.getvalue()
+        assert f"chats:{CLUB}: 1 read, 1 new" in out.getvalue(), out.getvalue()
