@@ -160,6 +160,9 @@ async def test_a_chat_that_refuses_the_owner_is_its_error_and_the_others_sync(
         assert not await found(w, "lynx")
         status = await answer(w, "/sync status")
         assert f"chats:{SECRET}" in status and "230027" in status, status
+        async with w.app.http.get(f"{w.app.url}/status.json") as resp:  # the status page
+            page = await resp.text()
+        assert resp.status == 200 and f"chats:{SECRET}" in page and "230027" in page, page[:500]
 
 
 async def test_a_chat_the_bot_is_in_is_not_chosen_twice(make_world: WorldFactory) -> None:
@@ -249,3 +252,31 @@ async def test_maka_sync_chats_reads_the_chosen_chats_now(make_world: WorldFacto
         out = io.StringIO()
         assert await run_sync_now(w.app.services.settings, "chats", out=out) == 0, out.getvalue()
         assert f"chats:{CLUB}: 1 read, 1 new" in out.getvalue(), out.getvalue()
+
+
+async def test_a_chosen_chat_the_bot_joins_later_is_left_to_the_history_sync(
+    make_world: WorldFactory,
+) -> None:
+    async with signin_world(make_world) as w:
+        owners_groups(w)
+        message(w, BOARD, "the puffin plan")
+        assert (await sign_in(w)).status == 200
+        await choose(w, BOARD, f"chats:{BOARD}")
+        read_before = len(messages_read(w, BOARD))
+
+        w.fake.chats[BOARD].bot_in_chat = True  # the bot is added; the history sync sees it
+        async with w.app.services.db.write() as s:
+            await sources_repo.ensure(
+                s, name=f"feishu:{BOARD}", kind="feishu", scope=f"group:{BOARD}", title="Board",
+                now=utcnow(),
+            )  # fmt: skip
+        said = await answer(w, "/sync chats now")
+        assert "sync requested" in said, said
+
+        async def left() -> bool:
+            async with w.app.services.db.read() as s:
+                row = await s.scalar(select(Source).where(Source.name == f"chats:{BOARD}"))
+            return row is not None and "the bot is in this chat" in (row.last_error or "")
+
+        await wait_until(left, what="the chat marked as the history sync's")
+        assert len(messages_read(w, BOARD)) == read_before  # not read again as the owner
