@@ -24,9 +24,10 @@ being stored twice with two visibilities.
 
 Incremental by create time: the cursor keeps the newest message's time (`last_ms`); a sync
 reads from that second to when it began, oldest first, a page committed at a time (the
-overlap's one second is harmless: a record is unique by message id). Messages are converted
-by the history sync's own `item_record`. Thread replies are not read (only a thread's root
-appears in a chat's list).
+overlap's one second is harmless: a record is unique by message id). Only a thread's root is
+in a chat's list, so a root's thread is read (`container_id_type=thread`), and threads active
+in the last days are looked at again for new replies, as the history sync does. Messages are
+converted by the history sync's own `item_record`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,14 @@ from typing import Any
 from sqlalchemy import or_, select
 
 from sources.base import Observation, Page, SyncRequest, Unit, UnitState
-from sources.feishu.history import PAGE_SIZE, Renderer, item_record, plain_renderer
+from sources.feishu.history import (
+    MAX_TRACKED_THREADS,
+    PAGE_SIZE,
+    THREAD_RECENT_SECONDS,
+    Renderer,
+    item_record,
+    plain_renderer,
+)
 from sources.feishu.owner_api import OwnerApi
 from sources.feishu.owner_units import CHATS_KIND, chat_unit, owner_chat_scope
 from sources.feishu.records import PLATFORM, source_name
@@ -118,35 +126,82 @@ class OwnerChats:
 
     async def sync(self, unit: UnitState, request: SyncRequest) -> AsyncGenerator[Page, None]:
         chat_id = unit.name.split(":", 1)[1]
-        last_ms = int((unit.synced_cursor or {}).get("last_ms") or 0)
+        cursor = unit.synced_cursor or {}
+        last_ms = int(cursor.get("last_ms") or 0)
+        threads = {str(k): int(v) for k, v in (cursor.get("threads") or {}).items()}
         if last_ms:
             start = last_ms // 1000
         else:
             start = int(request.since.timestamp()) if request.since else 0
-        end = int(self.clock())
+        chat = {
+            "container_id_type": "chat",
+            "container_id": chat_id,
+            "start_time": start,
+            "end_time": int(self.clock()),
+            "sort_type": "ByCreateTimeAsc",
+        }
+        fetched: set[str] = set()
+        async for items in self._pages(chat):
+            # A thread's replies are stored before the page that moves the cursor past its
+            # root, so a sync killed in between reads the root, and the thread, again.
+            for item in items:
+                thread_id = str(item.get("thread_id") or "")
+                if thread_id and thread_id not in fetched:
+                    fetched.add(thread_id)
+                    async for page in self._thread(unit, chat_id, thread_id, None, threads):
+                        yield page
+                last_ms = max(last_ms, _ms(item))
+            records = [self._record(unit, chat_id, i) for i in items]
+            yield Page(records, {"last_ms": last_ms, "threads": dict(threads)})
+        for thread_id, after_ms in list(threads.items()):  # new replies in recent threads
+            if thread_id not in fetched:
+                async for page in self._thread(unit, chat_id, thread_id, after_ms, threads):
+                    yield page
+        yield Page([], {"last_ms": last_ms, "threads": dict(threads)})
+
+    async def _pages(self, params: dict[str, Any]) -> AsyncGenerator[list[dict[str, Any]], None]:
         page_token = ""
         while True:
-            params: dict[str, Any] = {
-                "container_id_type": "chat",
-                "container_id": chat_id,
-                "start_time": start,
-                "end_time": end,
-                "sort_type": "ByCreateTimeAsc",
-                "page_size": PAGE_SIZE,
-            }
+            query = {**params, "page_size": PAGE_SIZE}
             if page_token:
-                params["page_token"] = page_token
-            data = await self.api.call("GET", "im/v1/messages", params=params)
-            items = [
+                query["page_token"] = page_token
+            data = await self.api.call("GET", "im/v1/messages", params=query)
+            yield [
                 i for i in data.get("items") or [] if isinstance(i, dict) and i.get("message_id")
             ]
-            records = [self._record(unit, chat_id, i) for i in items]
-            for item in items:
-                last_ms = max(last_ms, int(item.get("create_time") or 0))
-            yield Page(records, {"last_ms": last_ms})
             page_token = str(data.get("page_token") or "")
             if not data.get("has_more") or not page_token:
                 return
+
+    async def _thread(
+        self,
+        unit: UnitState,
+        chat_id: str,
+        thread_id: str,
+        after_ms: int | None,
+        threads: dict[str, int],
+    ) -> AsyncGenerator[Page, None]:
+        """A thread's messages: all (`after_ms` None), or, newest first, those after
+        `after_ms` (a thread looked at again). Pages leave the cursor as it is; the thread is
+        noted in `threads` (the recent ones are looked at again on later syncs)."""
+        order = "ByCreateTimeAsc" if after_ms is None else "ByCreateTimeDesc"
+        params = {"container_id_type": "thread", "container_id": thread_id, "sort_type": order}
+        newest = after_ms or 0
+        async for items in self._pages(params):
+            fresh = [i for i in items if after_ms is None or _ms(i) > after_ms]
+            newest = max([newest, *(_ms(i) for i in fresh)])
+            if fresh:
+                yield Page([self._record(unit, chat_id, i) for i in fresh])
+            if len(fresh) < len(items):  # newest first: the rest were read before
+                break
+        if newest:
+            threads[thread_id] = newest
+        horizon = (int(self.clock()) - THREAD_RECENT_SECONDS) * 1000
+        recent = sorted(
+            ((t, ms) for t, ms in threads.items() if ms >= horizon), key=lambda x: -x[1]
+        )
+        threads.clear()
+        threads.update(recent[:MAX_TRACKED_THREADS])
 
     def _record(self, unit: UnitState, chat_id: str, item: dict[str, Any]) -> NewRecord:
         return item_record(
@@ -155,3 +210,8 @@ class OwnerChats:
 
     async def aclose(self) -> None:
         await self.api.aclose()
+
+
+def _ms(item: dict[str, Any]) -> int:
+    text = str(item.get("create_time") or "")
+    return int(text) if text.isdigit() else 0

@@ -280,3 +280,29 @@ async def test_a_chosen_chat_the_bot_joins_later_is_left_to_the_history_sync(
 
         await wait_until(left, what="the chat marked as the history sync's")
         assert len(messages_read(w, BOARD)) == read_before  # not read again as the owner
+
+
+async def test_replies_in_a_thread_are_read_and_new_ones_found_on_the_next_sync(
+    make_world: WorldFactory,
+) -> None:
+    async with signin_world(make_world) as w:
+        owners_groups(w)
+        root = message(w, BOARD, "thread: the lemur budget", ago=300)
+        root.thread_id = "omt_lemur"
+
+        def reply(text: str, ago: float) -> None:
+            said = message(w, BOARD, text, ago=ago)
+            said.thread_id, said.root_id = "omt_lemur", root.message_id
+
+        reply("the lemur budget doubles", ago=200)
+        message(w, BOARD, "lunch is at noon", ago=100)  # the cursor moves past the root
+        assert (await sign_in(w)).status == 200
+        await choose(w, BOARD, f"chats:{BOARD}")
+        await wait_until(lambda: found(w, "doubles"), what="the thread's reply in search")
+
+        reply("the lemur budget is approved", ago=1)
+        said = await answer(w, "/sync chats now")
+        assert "sync requested" in said, said
+        await wait_until(lambda: found(w, "approved"), what="the thread's new reply in search")
+        again = [q for q in messages_read(w, "omt_lemur") if q["sort_type"] == "ByCreateTimeDesc"]
+        assert len(again) == 1, again  # looked at again, newest first, not read whole
