@@ -36,7 +36,7 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from sources.base import Observation, Page, SyncRequest, Unit, UnitState
 from sources.feishu.history import (
@@ -85,8 +85,7 @@ async def bot_chats(db: Database, chat_ids: list[str]) -> set[str]:
         names = {n.split(":", 1)[1] for n in synced.all()}
         seen = await tx.scalars(
             select(Conversation.chat_id).where(
-                Conversation.platform == PLATFORM,
-                or_(*(Conversation.chat_id == c for c in chat_ids)),
+                Conversation.platform == PLATFORM, Conversation.chat_id.in_(chat_ids)
             )
         )
         return names | {str(c) for c in seen.all()}
@@ -117,7 +116,7 @@ class OwnerChats:
                 name=chat_unit(c.chat_id),
                 scope=owner_chat_scope(c.chat_id),
                 title=c.title,
-                observed_cursor={"chat_type": c.chat_type},
+                observed_cursor={"present": True, "chat_type": c.chat_type},
                 error=BOT_IS_IN.format(chat_id=c.chat_id) if c.chat_id in taken else None,
             )
             for c in chosen
