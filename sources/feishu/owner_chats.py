@@ -27,11 +27,13 @@ reads from that second to when it began, oldest first, a page committed at a tim
 overlap's one second is harmless: a record is unique by message id). Only a thread's root is
 in a chat's list, so a root's thread is read (`container_id_type=thread`), and threads active
 in the last days are looked at again for new replies, as the history sync does. Messages are
-converted by the history sync's own `item_record`.
+converted by the history sync's own `item_record`; the files they carry are not fetched (the
+resource download needs the bot in the chat).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -186,13 +188,14 @@ class OwnerChats:
         order = "ByCreateTimeAsc" if after_ms is None else "ByCreateTimeDesc"
         params = {"container_id_type": "thread", "container_id": thread_id, "sort_type": order}
         newest = after_ms or 0
-        async for items in self._pages(params):
-            fresh = [i for i in items if after_ms is None or _ms(i) > after_ms]
-            newest = max([newest, *(_ms(i) for i in fresh)])
-            if fresh:
-                yield Page([self._record(unit, chat_id, i) for i in fresh])
-            if len(fresh) < len(items):  # newest first: the rest were read before
-                break
+        async with contextlib.aclosing(self._pages(params)) as pages:
+            async for items in pages:
+                fresh = [i for i in items if after_ms is None or _ms(i) > after_ms]
+                newest = max([newest, *(_ms(i) for i in fresh)])
+                if fresh:
+                    yield Page([self._record(unit, chat_id, i) for i in fresh])
+                if len(fresh) < len(items):  # newest first: the rest were read before
+                    break
         if newest:
             threads[thread_id] = newest
         horizon = (int(self.clock()) - THREAD_RECENT_SECONDS) * 1000
