@@ -183,9 +183,10 @@ class Settings(BaseSettings):
     # What the owner's sign-in asks Feishu for (space-separated; offline_access gives the
     # refresh token that keeps the sign-in alive beyond two hours).
     feishu_oauth_scopes: str = (
-        # docx:document: read documents and create them (create_document); drive: list them.
+        # docx:document: read documents and create them (create_document); drive: list them;
+        # im: the owner's chosen chats (sources/feishu/owner_chats.py).
         "offline_access calendar:calendar task:task:write docx:document drive:drive:readonly "
-        "wiki:wiki:readonly"
+        "wiki:wiki:readonly im:chat:readonly im:message:readonly"
     )
     trusted_proxies: Annotated[list[IPNetwork], NoDecode] = Field(default_factory=list)
 

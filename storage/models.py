@@ -441,6 +441,19 @@ class SourceShare(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class OwnerChat(Base):
+    """A chat of the owner's that the `chats` source reads with the owner's token (chosen
+    with `/sync chats add`): a group the bot is not in, or a direct message by its id."""
+
+    __tablename__ = "owner_chats"
+
+    chat_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    title: Mapped[str | None] = mapped_column(String(256))
+    chat_type: Mapped[str] = mapped_column(String(16))  # group | p2p
+    chosen_by: Mapped[str] = mapped_column(String(128))
+    chosen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class MemoryIndex(Base):
     """A named index an indexing agent keeps over the records of some scopes, by the owner's
     criteria. Every record with `seq <= covered_cursor` in those scopes has been organized.

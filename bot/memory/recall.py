@@ -24,7 +24,7 @@ from bot.memory.indexes.service import sees_index
 from bot.memory.search import SearchService
 from bot.memory.session_index import MESSAGE_KINDS, TOOL_KINDS, conversation_scope
 from bot.parsing import MAX_INT32, parse_id
-from sources.feishu.records import KIND as FEISHU
+from sources.feishu.records import holds_chat_messages
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes, originals
@@ -165,7 +165,7 @@ def _record_header(rec: SourceRecord, tz: tzinfo) -> str:
     when = rec.sent_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if rec.sent_at else "undated"
     if (info := attachment_of(rec.payload)) is not None:
         return f"{_attachment(rec, info, None)}, {when}"
-    if rec.source.startswith(f"{FEISHU}:"):
+    if holds_chat_messages(rec.source):
         return f"chat message in {rec.title or rec.scope!r} from {rec.author or 'unknown'}, {when}"
     to = rec.payload.get("to") if isinstance(rec.payload, dict) else None
     header = f"mail from {rec.author or 'unknown'}, {when}, subject {rec.title!r}"

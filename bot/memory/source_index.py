@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.attachments.records import attachment_of
 from bot.memory.follower import GAP_TIMEOUT, PACE, Follower
 from bot.memory.search import SearchService
-from sources.feishu.records import KIND as FEISHU
+from sources.feishu.records import holds_chat_messages
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import sources as repo
@@ -48,7 +48,7 @@ Indexable = NewRecord | SourceRecord
 
 
 def document_kind(source: str) -> str:
-    return "source_message" if source.startswith(f"{FEISHU}:") else "source_mail"
+    return "source_message" if holds_chat_messages(source) else "source_mail"
 
 
 def document_id(source: str, external_id: str) -> str:

@@ -11,6 +11,7 @@ from bot.owner.tokens import OwnerTokens, SignInNeeded
 from sources.base import SourceAdapter, SourceError
 from sources.feishu.docs import KIND as DOCS
 from sources.feishu.owner_units import CALENDAR_KIND as CALENDAR
+from sources.feishu.owner_units import CHATS_KIND as CHATS
 from sources.feishu.records import KIND as FEISHU
 from sources.feishu.records import MentionRef
 from sources.feishu.tasks import KIND as TASKS
@@ -20,7 +21,11 @@ if TYPE_CHECKING:
     from sources.email import ImapSettings
 
 EMAIL = "email"
-OWNER_KINDS = (DOCS, TASKS)  # read as the owner (their sign-in, /signin), besides the calendar
+OWNER_KINDS = (
+    DOCS,
+    TASKS,
+    CHATS,
+)  # read as the owner (their sign-in, /signin), besides the calendar
 KINDS = (FEISHU, EMAIL, CALENDAR, *OWNER_KINDS)
 _AS_OWNER = "set MAKA_FEISHU_APP_ID, MAKA_FEISHU_APP_SECRET and MAKA_SECRET_KEY, then /signin"
 HOW_TO_CONFIGURE = {
@@ -29,6 +34,7 @@ HOW_TO_CONFIGURE = {
     CALENDAR: _AS_OWNER,
     DOCS: _AS_OWNER,
     TASKS: _AS_OWNER,
+    CHATS: _AS_OWNER,
 }
 
 
@@ -113,12 +119,16 @@ def build_adapters(
     if owner_sign_in_configured(settings) and wanted & set(OWNER_KINDS):
         from bot.owner.api import owner_api
         from sources.feishu.docs import OwnerDocs
+        from sources.feishu.owner_chats import OwnerChats
         from sources.feishu.tasks import OwnerTasks
 
         if DOCS in wanted:
             adapters[DOCS] = OwnerDocs(owner_api(settings, db, owner_token))
         if TASKS in wanted:
             adapters[TASKS] = OwnerTasks(owner_api(settings, db, owner_token))
+        if CHATS in wanted:
+            chats_api = owner_api(settings, db, owner_token)
+            adapters[CHATS] = OwnerChats(chats_api, db, render=render_feishu)
     if EMAIL in wanted and settings.email_configured:
         from sources.email import EmailSource
 

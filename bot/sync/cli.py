@@ -29,7 +29,7 @@ def add_sync_parser(sub: Any) -> None:
     """Add `sync` to the `maka` subcommands (`sub` is the parser's subparsers object)."""
     sync = sub.add_parser("sync", help="sync Feishu history or email now; `sync status` shows all")
     sync.add_argument("what", choices=[*KINDS, "status"])
-    sync.add_argument("chats", nargs="*", metavar="CHAT", help="feishu: only these chat ids")
+    sync.add_argument("chats", nargs="*", metavar="CHAT", help="feishu, chats: only these chat ids")
     sync.add_argument(
         "--since", type=date.fromisoformat, metavar="DATE", help="reach back to DATE (YYYY-MM-DD)"
     )
@@ -45,8 +45,8 @@ async def run_sync(settings: Settings, args: argparse.Namespace) -> int:
             print("maka sync status takes only --json", file=sys.stderr)
             return 2
         return await run_sync_status(settings, as_json=args.json)
-    if args.what != "feishu" and args.chats:
-        print("only `maka sync feishu` takes chat ids", file=sys.stderr)
+    if args.what not in ("feishu", "chats") and args.chats:
+        print("only `maka sync feishu` and `maka sync chats` take chat ids", file=sys.stderr)
         return 2
     return await run_sync_now(settings, args.what, since=args.since, chats=args.chats)
 

@@ -1,13 +1,15 @@
 """`/sync status` for everyone (what this chat may see); `/sync feishu [CHAT]` and
 `/sync email`, `/sync docs`, `/sync tasks` for admins: they ask the sync worker for a sync
 and answer at once;
-`/sync share SOURCE` and `/sync unshare SOURCE` for the owner: what else this chat may see."""
+`/sync share SOURCE` and `/sync unshare SOURCE` for the owner: what else this chat may see;
+`/sync chats ...` for the owner in their DM: which of their own chats are read as them."""
 
 from __future__ import annotations
 
 from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
-from bot.sync.adapters import EMAIL, FEISHU, HOW_TO_CONFIGURE, KINDS, configured_kinds
+from bot.sync.adapters import CHATS, EMAIL, FEISHU, HOW_TO_CONFIGURE, KINDS, configured_kinds
+from bot.sync.chat_commands import chats_command
 from bot.sync.component import SYNC_TOPIC
 from bot.sync.status import describe, load_status
 from sources.feishu.records import source_name
@@ -16,7 +18,8 @@ from storage.repos import sources as repo
 from storage.types import utcnow
 
 USAGE = (
-    "/sync status | feishu [CHAT] | email | calendar | docs | tasks | share SOURCE | unshare SOURCE"
+    "/sync status | feishu [CHAT] | email | calendar | docs | tasks | share SOURCE | "
+    "unshare SOURCE | chats [add|remove CHAT | now]"
 )
 MAX_LINES = 30
 SHARING = ("share", "unshare")
@@ -38,6 +41,8 @@ def register_sync_commands(registry: CommandRegistry) -> None:
             return await _status(ctx)
         if args[0] in SHARING:
             return await _share(ctx, args[0], args[1:])
+        if args[0] == CHATS:
+            return await chats_command(ctx, args[1:])
         if not ctx.role.is_admin:
             log_refusal(ctx.sender_id, f"/sync {' '.join(args)}", f"{ctx.platform}:{ctx.chat_id}")
             return f"{NOT_PERMITTED}: /sync {args[0]} is for admins"

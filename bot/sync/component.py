@@ -4,7 +4,7 @@ nothing to web-only processes: ingest writes the records itself.
 
 Schedule: one persisted timer per configured source kind (`sources.sync:feishu`,
 `sources.sync:email`) fires every MAKA_SYNC_FEISHU_INTERVAL / MAKA_SYNC_EMAIL_INTERVAL
-seconds, and `docs`/`tasks` every MAKA_SYNC_OWNER_INTERVAL (0: only on request). Its handler
+seconds, and `docs`/`tasks`/`chats` every MAKA_SYNC_OWNER_INTERVAL (0: only on request). Its handler
 runs in the firing transaction and only asks for a
 sync (marks the kind's source row wanted) and sets the next wake; the `source-sync` worker
 claims requested sources by lease and does the work, so a source is synced by one process at
@@ -77,7 +77,7 @@ class SourcesComponent:
 
     def intervals(self) -> dict[str, float]:
         s = self.settings
-        owner = s.sync_owner_interval  # the owner's documents and tasks (read as the owner)
+        owner = s.sync_owner_interval  # the owner's documents, tasks, chats (read as the owner)
         return {
             "feishu": s.sync_feishu_interval,
             "email": s.sync_email_interval,

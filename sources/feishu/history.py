@@ -414,32 +414,8 @@ class FeishuHistory:
             )
 
     def _record(self, unit: UnitState, item: dict[str, Any]) -> NewRecord:
-        sender = item.get("sender") or {}
-        mentions = [
-            MentionRef(str(m.get("key") or ""), str(m.get("name") or ""), _open_id(m.get("id")))
-            for m in item.get("mentions") or []
-            if isinstance(m, dict)
-        ]
-        message_type = str(item.get("msg_type") or "unknown")
-        deleted = bool(item.get("deleted"))
-        content = (item.get("body") or {}).get("content")
-        text = RECALLED if deleted else self.render(message_type, content, mentions)
-        created_ms = _ms(item)
-        return message_record(
-            chat_id=unit.name.split(":", 1)[1],
-            scope=unit.scope,
-            message_id=str(item["message_id"]),
-            text=text,
-            sender_id=sender.get("id"),
-            sender_type=sender.get("sender_type"),
-            message_type=message_type,
-            created_at=datetime.fromtimestamp(created_ms / 1000, UTC) if created_ms else None,
-            root_id=item.get("root_id"),
-            parent_id=item.get("parent_id"),
-            thread_id=item.get("thread_id"),
-            mentions=mentions,
-            origin="history",
-            deleted=deleted,
+        return item_record(
+            item, chat_id=unit.name.split(":", 1)[1], scope=unit.scope, render=self.render
         )
 
     def _files(self, record: NewRecord, item: dict[str, Any]) -> list[FileOf]:
@@ -466,6 +442,46 @@ class FeishuHistory:
             )
             for ref in self.resources(message_type, content)
         ]
+
+
+def item_record(
+    item: dict[str, Any],
+    *,
+    chat_id: str,
+    scope: str,
+    render: Renderer,
+    source: str | None = None,
+) -> NewRecord:
+    """A listed message (`im/v1/messages` item) as its record: the one conversion, for the
+    history sync and for the owner's chats read as the owner (`source` names their unit)."""
+    sender = item.get("sender") or {}
+    mentions = [
+        MentionRef(str(m.get("key") or ""), str(m.get("name") or ""), _open_id(m.get("id")))
+        for m in item.get("mentions") or []
+        if isinstance(m, dict)
+    ]
+    message_type = str(item.get("msg_type") or "unknown")
+    deleted = bool(item.get("deleted"))
+    content = (item.get("body") or {}).get("content")
+    text = RECALLED if deleted else render(message_type, content, mentions)
+    created_ms = _ms(item)
+    return message_record(
+        chat_id=chat_id,
+        scope=scope,
+        message_id=str(item["message_id"]),
+        text=text,
+        sender_id=sender.get("id"),
+        sender_type=sender.get("sender_type"),
+        message_type=message_type,
+        created_at=datetime.fromtimestamp(created_ms / 1000, UTC) if created_ms else None,
+        root_id=item.get("root_id"),
+        parent_id=item.get("parent_id"),
+        thread_id=item.get("thread_id"),
+        mentions=mentions,
+        origin="history",
+        deleted=deleted,
+        source=source,
+    )
 
 
 def _items(resp: JsonResponse) -> list[dict[str, Any]]:

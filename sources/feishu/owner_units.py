@@ -13,3 +13,14 @@ TASKS_SCOPE = "owner:tasks"
 # an event or a task listens to (bot/matters/waits.py).
 CHANGED_TOPIC = "owner-items"
 WATCHED_UNITS = (CALENDAR_UNIT, TASKS_UNIT)
+
+CHATS_KIND = "chats"
+
+
+def chat_unit(chat_id: str) -> str:
+    """A chat read as the owner: its own unit, so the owner can share one chat alone."""
+    return f"{CHATS_KIND}:{chat_id}"
+
+
+def owner_chat_scope(chat_id: str) -> str:
+    return f"owner:chat:{chat_id}"

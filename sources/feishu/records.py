@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sources.feishu.owner_units import CHATS_KIND
 from storage.repos.sources import NewRecord
 
 KIND = "feishu"
@@ -27,6 +28,12 @@ class MentionRef:
 
 def source_name(chat_id: str) -> str:
     return f"{KIND}:{chat_id}"
+
+
+def holds_chat_messages(source: str) -> bool:
+    """A chat's source: the bot's (`feishu:<chat_id>`) or one read as the owner
+    (`chats:<chat_id>`); its records are chat messages, not mail."""
+    return source.startswith((f"{KIND}:", f"{CHATS_KIND}:"))
 
 
 def chat_scope(chat_type: str, chat_id: str, peer_open_id: str | None) -> str:
@@ -52,7 +59,10 @@ def message_record(
     mentions: Sequence[MentionRef] = (),
     origin: str,
     deleted: bool = False,
+    source: str | None = None,
 ) -> NewRecord:
+    """`source`: the unit the record belongs to, when not the chat's own `feishu:<chat_id>`
+    (a chat read as the owner)."""
     payload: dict[str, Any] = {
         "origin": origin,  # "event" (webhook / long connection) or "history" (sync)
         "chat_id": chat_id,
@@ -70,7 +80,7 @@ def message_record(
     if deleted:
         payload["deleted"] = True
     return NewRecord(
-        source=source_name(chat_id),
+        source=source or source_name(chat_id),
         external_id=message_id,
         scope=scope,
         text=text,

@@ -1,6 +1,15 @@
 """IM endpoints of the Feishu fake: message create/reply/list and chat list.
 
 Shapes follow `server-docs/im-v1/message/{create,reply,list,get}` and `server-docs/group/chat/list`.
+
+As a user (a `u-` token from feishu_oauth.py): `GET im/v1/chats` lists the groups the user is
+in, bot or not ("获取 access_token 所代表的用户或者机器人所在的群列表", no p2p chats:
+https://open.feishu.cn/document/server-docs/group/chat/list), and `GET im/v1/messages` reads a
+chat the user is in, whether or not the bot is. The message list's page names only the tenant
+token (https://open.feishu.cn/document/server-docs/im-v1/message/list); that a user token
+reads it is what Lark's own OpenClaw plugin relies on (larksuite/openclaw-lark,
+feishu_im_user_get_messages), not a documented promise. A chat the user is not in answers
+USER_NOT_IN_CHAT (from memory, see feishu_models.py).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from .feishu_models import (
     OPEN_IDS_NOT_EXIST,
     RICH_LIMIT_BYTES,
     TEXT_LIMIT_BYTES,
+    USER_NOT_IN_CHAT,
     UUID_MAX_LEN,
     UUID_WINDOW_SECONDS,
     Chat,
@@ -163,11 +173,23 @@ class ImHandlers:
         self.patched: list[PatchedCard] = []
         self._patch_times: dict[str, deque[float]] = {}
 
+    user_tokens: dict[str, Any]  # FeishuFake's (feishu_oauth.py)
+
     def now(self) -> float:
         raise NotImplementedError
 
     def authenticate(self, request: web.Request) -> str:
         raise NotImplementedError
+
+    def _as_user(self, request: web.Request) -> str | None:
+        """The open_id a user token stands for; None for the app's tenant token."""
+        self.authenticate(request)
+        token = request.headers.get("Authorization", "").partition(" ")[2].strip()
+        return str(self.user_tokens[token].open_id) if token.startswith("u-") else None
+
+    @staticmethod
+    def _user_in(chat: Chat, user: str) -> bool:
+        return user in chat.members or (chat.chat_type == "p2p" and chat.p2p_user == user)
 
     def check_card_reference(self, app_id: str, content: str) -> None:
         """A card message's entity exists (`feishu_cardkit.py`)."""
@@ -191,8 +213,9 @@ class ImHandlers:
         chat_type: str = "group",
         bot_in_chat: bool = True,
         p2p_user: str | None = None,
+        members: set[str] | None = None,
     ) -> Chat:
-        chat = Chat(chat_id, name, chat_type, bot_in_chat, p2p_user)
+        chat = Chat(chat_id, name, chat_type, bot_in_chat, p2p_user, members=set(members or ()))
         self.chats[chat_id] = chat
         self.chat_messages.setdefault(chat_id, [])
         return chat
@@ -456,7 +479,7 @@ class ImHandlers:
     # ---- reads -----------------------------------------------------------------------------
 
     async def _list_messages(self, request: web.Request) -> web.Response:
-        self.authenticate(request)
+        user = self._as_user(request)
         query = request.query
         container_type = query.get("container_id_type", "")
         container_id = query.get("container_id", "")
@@ -471,7 +494,9 @@ class ImHandlers:
             chat = self.chats.get(container_id)
             if chat is None:
                 raise FeishuApiError(CHAT_IDS_NOT_EXIST, detail=container_id)
-            if not chat.bot_in_chat:
+            if user is not None and not self._user_in(chat, user):
+                raise FeishuApiError(USER_NOT_IN_CHAT)
+            if user is None and not chat.bot_in_chat:
                 raise FeishuApiError(BOT_NOT_IN_CHAT)
             start = _int_param(query, "start_time", 0, 0, 10**11)  # seconds, not ms
             end = _int_param(query, "end_time", 10**11, 0, 10**11)
@@ -508,8 +533,12 @@ class ImHandlers:
         return web.json_response({"code": 0, "msg": "success", "data": data})
 
     async def _list_chats(self, request: web.Request) -> web.Response:
-        self.authenticate(request)
-        groups = [c for c in self.chats.values() if c.chat_type != "p2p" and c.bot_in_chat]
+        user = self._as_user(request)
+        groups = [
+            c
+            for c in self.chats.values()
+            if c.chat_type != "p2p" and (c.bot_in_chat if user is None else user in c.members)
+        ]
         page, meta = _paginate(groups, request.query, 20, 100)
         items = [
             {

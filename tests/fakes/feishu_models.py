@@ -42,6 +42,9 @@ MESSAGE_IDS_NOT_EXIST = (99992354, "these ids not existed")
 CHAT_IDS_NOT_EXIST = (99992356, "these open_chat ids not existed")
 INVALID_PARAM = (230001, "Your request contains an invalid request parameter.")
 BOT_NOT_IN_CHAT = (230002, "The bot can not be outside the group.")
+# A user token reading a chat its user is not in (left, removed, or never a member). From
+# memory, as the im error table we could reach does not say which code a user token gets.
+USER_NOT_IN_CHAT = (230027, "Lack of necessary permissions")
 MESSAGE_RECALLED = (230011, "The message is recalled.")
 CHAT_RATE_LIMITED = (230020, "This operation triggers the frequency limit.")
 CONTENT_TOO_LONG = (230025, "The length of the message content reaches its limit.")
@@ -171,6 +174,8 @@ class Chat:
     p2p_user: str | None = None
     description: str = ""
     owner_id: str = "ou_owner"
+    # Users in the chat (open_ids): what a user token may list and read (p2p_user is too).
+    members: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -1,16 +1,18 @@
 """The Feishu fake's documents and tasks answer as the docs say: a user token is required,
 pages carry their tokens, a deleted or forbidden document is refused with its code, a
-client_token creates one task."""
+client_token creates one task. A user token lists and reads the user's own chats."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import pytest
 
 from tests.fakes import FeishuFake
+from tests.fakes.feishu_models import HistoryMessage
 
 
 @pytest.fixture
@@ -79,3 +81,28 @@ async def test_a_client_token_creates_one_task_and_an_unknown_task_is_not_found(
     assert done["data"]["task"]["status"] == "done"
     status, missing = await call(fake, token, "PATCH", "task/v2/tasks/nope", json=patch)
     assert (status, missing["code"]) == (400, 1470404)
+
+
+async def test_a_user_token_lists_and_reads_the_users_chats_whether_or_not_the_bot_is_in(
+    fake: FeishuFake,
+) -> None:
+    owner = user_token(fake)
+    tenant, _ = fake.issue_token(fake.new_app()[0])
+    fake.add_chat("oc_mine", name="mine", bot_in_chat=False, members={"ou_owner"})
+    fake.add_chat("oc_bots", name="bots")  # the bot's group; the owner is not in it
+    when = datetime.fromtimestamp(fake.now() - 5, UTC)
+    fake.add_history("oc_mine", [HistoryMessage.text("hello", create_time=when)])
+
+    _, chats = await call(fake, owner, "GET", "im/v1/chats")
+    assert [c["chat_id"] for c in chats["data"]["items"]] == ["oc_mine"]
+    _, chats = await call(fake, tenant, "GET", "im/v1/chats")
+    assert "oc_mine" not in [c["chat_id"] for c in chats["data"]["items"]]
+
+    query = {"container_id_type": "chat", "container_id": "oc_mine"}
+    _, listed = await call(fake, owner, "GET", "im/v1/messages", params=query)
+    assert [m["body"]["content"] for m in listed["data"]["items"]] == ['{"text": "hello"}']
+    _, refused = await call(fake, tenant, "GET", "im/v1/messages", params=query)
+    assert refused["code"] == 230002  # the bot is not in it
+    query["container_id"] = "oc_bots"
+    _, refused = await call(fake, owner, "GET", "im/v1/messages", params=query)
+    assert refused["code"] == 230027  # nor is the owner

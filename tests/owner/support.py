@@ -22,10 +22,13 @@ LINK = re.compile(r"https?://\S+")
 
 
 @asynccontextmanager
-async def signin_world(make_world: WorldFactory, **overrides: Any) -> AsyncIterator[FeishuWorld]:
+async def signin_world(
+    make_world: WorldFactory, model: Any = None, **overrides: Any
+) -> AsyncIterator[FeishuWorld]:
+    """`model`: the Bot's scripted provider (none: commands only)."""
     overrides.setdefault("public_url", PUBLIC_URL)
     overrides.setdefault("secret_key", SECRET_KEY)
-    async with bot_world(make_world, None, **overrides) as world:
+    async with bot_world(make_world, model, **overrides) as world:
         yield world
 
 

@@ -65,6 +65,7 @@ from storage.models import (
     Matter,
     MemoryIndex,
     OutboxMessage,
+    OwnerChat,
     OwnerSignInState,
     OwnerToken,
     Session,
@@ -109,6 +110,7 @@ ADMIN, MEMBER, USER = "ou_admin", "ou_member", "ou_user"
 # The owner's sources as /sync status names them in the owner's DM.
 OWNER_SOURCE_NAMES = ("email:INBOX", f"feishu:{OWNER_DM}")
 NOT_SHARING = "not permitted: only the owner shares sources"
+CHATS_OWNER_ONLY = "not permitted: only the owner chooses their chats, in their DM with me"
 OWNER_ONLY = "not permitted: only the owner approves or allows actions"
 # Every way to approve or allow an action: refused to anyone but the owner.
 ACTION_COMMANDS = (
@@ -777,6 +779,12 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         "/sync tasks",
         "/sync share docs:owner",
         "/sync share tasks:owner",
+        "/sync chats",
+        f"/sync chats add {GROUP}",
+        "/sync chats add oc_owners_secret_group",
+        "/sync chats remove oc_owners_secret_group",
+        "/sync chats now",
+        "/sync share chats:oc_owners_secret_group",
         "/admins list",
         f"/admins remove {OWNER}",
         "/index list",
@@ -832,6 +840,7 @@ async def snapshot(team: RedTeam) -> dict[str, Any]:
             "permissions": sorted(
                 (p.id, p.revoked_at) for p in (await s.scalars(select(ActionPermission))).all()
             ),
+            "owner chats": sorted((await s.scalars(select(OwnerChat.chat_id))).all()),
         }
 
 
@@ -868,6 +877,9 @@ async def try_every_command(
         assert replies[case].startswith("not permitted: only the owner"), replies[case]
     for case in ACTION_COMMANDS:
         assert replies[case] == OWNER_ONLY, (case, replies[case])
+    for case in [c for c in cases if c.startswith("/sync chats")]:  # the owner's own chats
+        assert replies[case] == CHATS_OWNER_ONLY, (case, replies[case])
+    assert replies["/sync share chats:oc_owners_secret_group"] == NOT_SHARING
     if admin:
         assert "usage is shown in the owner's DM" in replies["/status"]
         assert "calls today" not in replies["/status"]
