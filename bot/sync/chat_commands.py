@@ -22,11 +22,14 @@ from storage.types import utcnow
 
 USAGE = "/sync chats | chats add CHAT | chats remove CHAT | chats now (CHAT: a chat id or name)"
 ONLY_OWNER_DM = f"{NOT_PERMITTED}: only the owner chooses their chats, in their DM with me"
+FEISHU_ONLY = "Your chats are chosen on Feishu: send /sync chats in your DM with me there."
 MAX_LINES = 40
 
 
 async def chats_command(ctx: CommandContext, args: list[str]) -> str:
     text = " ".join(["/sync chats", *args])
+    if ctx.platform != "feishu":  # the console speaks as the owner but has no Feishu account
+        return FEISHU_ONLY
     if not ctx.visibility.everything or ctx.sender_id != ctx.services.settings.owner:
         log_refusal(ctx.sender_id, text, f"{ctx.platform}:{ctx.chat_id}")
         return ONLY_OWNER_DM

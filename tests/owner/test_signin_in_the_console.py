@@ -1,5 +1,5 @@
-"""The console speaks as the owner but has no Feishu account: /signin there says where to
-sign in, instead of calling the owner someone else."""
+"""The console speaks as the owner but has no Feishu account: /signin and /sync chats there
+say where to do them, instead of calling the owner someone else."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.assistant.component import Assistant
 from bot.owner.commands import FEISHU_ONLY
+from bot.sync.chat_commands import FEISHU_ONLY as CHATS_ON_FEISHU
 from tests.apps import RunningApp, make_settings, running_app
 from tests.waiting import wait_until
 
@@ -19,16 +20,16 @@ async def _bot_texts(app: RunningApp) -> list[str]:
     return [str(m["text"]) for m in messages if m["from"] == "bot"]
 
 
-async def test_signin_in_the_console_says_to_sign_in_on_feishu(
+async def test_signin_and_choosing_chats_in_the_console_say_to_do_it_on_feishu(
     tmp_path: Path, database_url: str
 ) -> None:
     async with running_app(make_settings(tmp_path, database_url), bot=Assistant()) as app:
-        for text in ("/signin", "/signout"):
+        for text in ("/signin", "/signout", "/sync chats"):
             async with app.http.post(f"{app.url}/console/api/messages", json={"text": text}):
                 pass
 
         async def both_answered() -> bool:
-            return len(await _bot_texts(app)) >= 2
+            return len(await _bot_texts(app)) >= 3
 
-        await wait_until(both_answered, what="the console's answers to /signin and /signout")
-        assert await _bot_texts(app) == [FEISHU_ONLY, FEISHU_ONLY]
+        await wait_until(both_answered, what="the console's answers to /signin, /signout, /sync")
+        assert await _bot_texts(app) == [FEISHU_ONLY, FEISHU_ONLY, CHATS_ON_FEISHU]
