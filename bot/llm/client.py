@@ -93,8 +93,8 @@ class ModelClient:
         temperature: float | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> Completion:
-        """Run one completion. `on_progress` is passed to a provider that streams (it takes
-        the keyword); others never call it. Raises `ModelError` subclasses (and re-raises cancellation).
+        """Run one completion. Raises `ModelError` subclasses (and re-raises cancellation).
+        `on_progress` is passed to a provider that streams (it takes the keyword).
 
         Every call is recorded: on success with the provider's token usage, on failure with
         zero tokens and the error text. A failing recorder is logged, never propagated."""

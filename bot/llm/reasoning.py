@@ -28,7 +28,7 @@ def split_reasoning(text: str | None) -> tuple[str | None, str | None]:
     if closed:  # the template opened the block; only its end is in the output
         thoughts.insert(0, rest[: closed.start()].strip())
         rest = rest[closed.end() :]
-    answer = rest.strip() or None
+    answer = rest.lstrip() if rest.strip() else None
     reasoning = "\n\n".join(t for t in thoughts if t) or None
     return answer, reasoning
 

@@ -37,6 +37,7 @@ class StreamAssembler:
     model: str | None = None
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
+    reasoning_key: str = "reasoning_content"  # or vLLM's and Ollama's `reasoning`
     calls: dict[int, _CallParts] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
@@ -79,6 +80,8 @@ class StreamAssembler:
             ):
                 piece = delta.get(key)
                 if isinstance(piece, str) and piece:
+                    if sink is self.reasoning:
+                        self.reasoning_key = key
                     sink.append(piece)
                     self.chars += len(piece)
             for raw in delta.get("tool_calls") or []:
@@ -103,7 +106,7 @@ class StreamAssembler:
         """The assembled answer, shaped like a non-streaming response."""
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
         if self.reasoning:
-            message["reasoning_content"] = "".join(self.reasoning)
+            message[self.reasoning_key] = "".join(self.reasoning)
         if self.calls:
             message["tool_calls"] = [
                 {
