@@ -94,14 +94,15 @@ class ModelClient:
         on_progress: ProgressCallback | None = None,
     ) -> Completion:
         """Run one completion. Raises `ModelError` subclasses (and re-raises cancellation).
-        `on_progress` is passed to a provider that streams (it takes the keyword).
+        `on_progress` is passed to a provider that says it `reports_progress` (one that
+        streams); others never call it.
 
         Every call is recorded: on success with the provider's token usage, on failure with
         zero tokens and the error text. A failing recorder is logged, never propagated."""
         created_at = datetime.now(UTC)
         started = time.monotonic()
         try:
-            if on_progress is None:
+            if on_progress is None or not getattr(self.provider, "reports_progress", False):
                 completion = await self.provider.complete(
                     messages, tools, max_tokens=max_tokens, temperature=temperature
                 )

@@ -66,6 +66,20 @@ def is_content_filter(body: Any, message: str) -> bool:
     return bool(codes_of(body) & _FILTER_CODES) or any(p in lowered for p in _FILTER_PHRASES)
 
 
+_NO_TOOLS_PHRASES = (
+    "does not support tools",  # Ollama
+    "tools param requires --jinja",  # llama.cpp server (from memory)
+    "tool use is not supported",
+    "does not support function calling",
+    '"auto" tool choice requires',  # vLLM without --enable-auto-tool-choice
+)
+
+
+def is_tools_unsupported(message: str) -> bool:
+    lowered = message.lower()
+    return any(p.lower() in lowered for p in _NO_TOOLS_PHRASES)
+
+
 def is_stream_unsupported(message: str) -> bool:
     lowered = message.lower()
     return "stream" in lowered and any(

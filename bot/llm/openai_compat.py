@@ -26,7 +26,12 @@ from typing import Any, Literal
 import aiohttp
 
 from bot.llm.client import ProgressCallback
-from bot.llm.error_kinds import is_content_filter, is_context_too_long, is_stream_unsupported
+from bot.llm.error_kinds import (
+    is_content_filter,
+    is_context_too_long,
+    is_stream_unsupported,
+    is_tools_unsupported,
+)
 from bot.llm.openai_wire import completion_from_openai, message_to_openai, tool_to_openai
 from bot.llm.recovery import complete_with_recovery
 from bot.llm.sse import StreamAssembler, StreamError
@@ -36,6 +41,7 @@ from bot.llm.types import (
     ModelContextTooLong,
     ModelRefused,
     ModelRequestRejected,
+    ModelToolsUnsupported,
     ModelUnavailable,
     ToolSpec,
 )
@@ -145,6 +151,8 @@ def http_error(status: int, raw: bytes, headers: Mapping[str, str]) -> Exception
         return ModelRefused(f"HTTP {status}: {message}")
     if is_context_too_long(body, message):
         return ModelContextTooLong(message, status_code=status)
+    if is_tools_unsupported(message):
+        return ModelToolsUnsupported(message, status_code=status)
     return ModelRequestRejected(message, status_code=status)
 
 
@@ -173,6 +181,8 @@ def env_proxy(url: str) -> str | None:
 
 
 class OpenAICompatibleProvider:
+    reports_progress = True  # takes `on_progress` (ModelClient)
+
     def __init__(
         self,
         base_url: str,

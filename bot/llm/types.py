@@ -152,6 +152,11 @@ class ModelContextTooLong(ModelRequestRejected):
     """The endpoint said the input is longer than the model's context window."""
 
 
+class ModelToolsUnsupported(ModelRequestRejected):
+    """The endpoint said this model cannot call tools (Ollama's "does not support tools",
+    llama.cpp without --jinja, ...): every turn that offers tools fails the same way."""
+
+
 class ModelRefused(ModelError):
     """The endpoint's content filter blocked the request or the answer (OpenAI/Azure
     `content_filter`, Qwen `data_inspection_failed`, GLM 1301, Ark `SensitiveContent*`...).
