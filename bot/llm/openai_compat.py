@@ -8,7 +8,10 @@ over the same exchange (its request options, httpx, the typed response it builds
 Bot turn's own work with a fast model. `bot.retry.retrying` is the one retry policy. Retried:
 429, 408, 5xx, timeouts and connection errors. Not retried: every other 4xx (raised as
 `ModelRequestRejected` with the server's message), a 429 that means "out of quota", and a 429
-whose Retry-After is longer than `max_wait`.
+whose Retry-After is longer than `max_wait`. What a usable answer needs beyond one exchange
+(reasoning kept out, tool JSON asked again, the input shrunk, a cut answer continued, the
+content filter) is `bot.llm.recovery`'s; `stream` asks for SSE (`bot.llm.sse`); an Azure URL
+is called at its deployment with its `api-key` header and `api-version`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,14 @@ from bot.llm.error_kinds import (
     is_stream_unsupported,
     is_tools_unsupported,
 )
-from bot.llm.openai_wire import completion_from_openai, message_to_openai, tool_to_openai
+from bot.llm.openai_wire import (
+    AZURE_API_VERSION,
+    azure_url,
+    completion_from_openai,
+    is_azure,
+    message_to_openai,
+    tool_to_openai,
+)
 from bot.llm.recovery import complete_with_recovery
 from bot.llm.sse import StreamAssembler, StreamError
 from bot.llm.types import (
@@ -53,9 +63,6 @@ log = logging.getLogger(__name__)
 _QUOTA_CODES = frozenset(
     {"insufficient_quota", "billing_hard_limit_reached", "1113"}  # 1113: GLM, in arrears
 )
-# Azure OpenAI's GA data-plane version; MAKA_MODEL_API_VERSION overrides it.
-# https://learn.microsoft.com/en-us/azure/ai-services/openai/reference
-AZURE_API_VERSION = "2024-10-21"
 
 StreamMode = Literal["auto", "on", "off"]
 
@@ -154,20 +161,6 @@ def http_error(status: int, raw: bytes, headers: Mapping[str, str]) -> Exception
     if is_tools_unsupported(message):
         return ModelToolsUnsupported(message, status_code=status)
     return ModelRequestRejected(message, status_code=status)
-
-
-def is_azure(base_url: str) -> bool:
-    host = urllib.parse.urlsplit(base_url).hostname or ""
-    return host.endswith(".openai.azure.com") or "/openai/deployments/" in base_url
-
-
-def azure_url(base_url: str, deployment: str) -> str:
-    """The deployment's URL: `base_url` may be the resource
-    (`https://x.openai.azure.com`) or already name the deployment."""
-    url = base_url.rstrip("/")
-    if "/openai/deployments/" in url:
-        return url
-    return f"{url}/openai/deployments/{deployment}"
 
 
 def env_proxy(url: str) -> str | None:

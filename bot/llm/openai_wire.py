@@ -5,6 +5,7 @@ type, null content) and keeping the model's reasoning out of the answer's text."
 from __future__ import annotations
 
 import logging
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,24 @@ from bot.llm.tokens import estimate_tokens
 from bot.llm.types import Completion, Message, ModelUnavailable, ToolCall, ToolSpec, Usage
 
 log = logging.getLogger(__name__)
+
+# Azure OpenAI's GA data-plane version; MAKA_MODEL_API_VERSION overrides it.
+# https://learn.microsoft.com/en-us/azure/ai-services/openai/reference
+AZURE_API_VERSION = "2024-10-21"
+
+
+def is_azure(base_url: str) -> bool:
+    host = urllib.parse.urlsplit(base_url).hostname or ""
+    return host.endswith(".openai.azure.com") or "/openai/deployments/" in base_url
+
+
+def azure_url(base_url: str, deployment: str) -> str:
+    """The deployment's URL: `base_url` may be the resource
+    (`https://x.openai.azure.com`) or already name the deployment."""
+    url = base_url.rstrip("/")
+    if "/openai/deployments/" in url:
+        return url
+    return f"{url}/openai/deployments/{deployment}"
 
 
 def tool_to_openai(tool: ToolSpec) -> dict[str, Any]:

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from bot.assistant.progress import WRITING_STEP
 from bot.assistant.turn import NO_TOOLS_REPLY, REFUSED_REPLY
 from storage.models import SessionEvent
 from tests import databases
-from tests.assistant.support import all_delivered, bot_world, replies, say
+from tests.assistant.support import all_delivered, bot_world, cards, replies, say
 from tests.fakes.model_providers import FAMILIES, OLLAMA_NO_TOOLS, ProviderFamily
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.feishu_world import FeishuWorld, WorldFactory
+from tests.waiting import wait_until
 
 THOUGHT = "SECRET-REASONING: the owner said hello, so I greet back"
 
@@ -86,3 +88,36 @@ async def test_a_model_without_tools_is_named_to_the_user(make_world: WorldFacto
         async with bot_world(make_world, None, **settings) as w:
             await say(w, "hello")
             assert await replies(w, 1) == [NO_TOOLS_REPLY.format(model="gemma2:2b")]
+
+
+async def test_a_streamed_answer_after_a_search_says_the_model_is_writing(
+    make_world: WorldFactory,
+) -> None:
+    family = FAMILIES[2]  # DeepSeek: reasoning streamed too, handed back on tool turns
+    async with family.serve() as server:
+        family.reply(server, None, calls=[("memory_search", {"query": "supplier contract"})])
+        family.reply(server, None, calls=[("send_user", {"text": "found it"})])
+        family.reply(server, None, calls=[("sleep", {})])
+        async with bot_world(make_world, None, **model_settings(family, server, "on")) as w:
+            await say(w, "what did we agree with the supplier?")
+            assert await replies(w, 1) == ["found it"]
+            await all_delivered(w)
+
+            async def card_done() -> bool:
+                return any(c.text.endswith("- done") for c in cards(w))
+
+            await wait_until(card_done, what="the progress card marked done")
+            [card] = cards(w)
+    assert card.text == f"- searching memory\n- {WRITING_STEP}\n- done"
+
+
+async def test_an_answer_at_once_streamed_still_shows_no_card(make_world: WorldFactory) -> None:
+    family = FAMILIES[0]
+    async with family.serve() as server:
+        family.reply(server, None, calls=[("send_user", {"text": "pong"})])
+        family.reply(server, None, calls=[("sleep", {})])
+        async with bot_world(make_world, None, **model_settings(family, server, "on")) as w:
+            await say(w, "ping")
+            assert await replies(w, 1) == ["pong"]
+            await all_delivered(w)
+            assert cards(w) == []
