@@ -204,6 +204,7 @@ class OpenAICompatibleProvider:
         self.streams = stream != "off"
         # Set once the endpoint sends `reasoning_content`: it then gets it back (DeepSeek).
         self._echo_reasoning = False
+        self._extra: dict[str, Any] = {}  # fields a family needs in every non-streamed body
         self._query: dict[str, str] = {}
         if is_azure(base_url):  # the deployment names the model; key in `api-key`
             self._url = azure_url(base_url, model)
@@ -271,10 +272,23 @@ class OpenAICompatibleProvider:
                 log.warning("model %r does not stream (%s); asking without", self.model, exc)
                 self.streams = False
         if not self.streams:
-            response = await self._retrying(lambda: self._create(body))
+            response = await self._whole(body)
         completion = completion_from_openai(response, self.model, messages)
         self._echo_reasoning = self._echo_reasoning or _has_reasoning_field(response)
         return completion
+
+    async def _whole(self, body: dict[str, Any]) -> Any:
+        """A non-streamed exchange. Qwen's open thinking models over DashScope think by
+        default and refuse to unless streamed: told so, they are asked (from then on) with
+        thinking off."""
+        try:
+            return await self._retrying(lambda: self._create({**body, **self._extra}))
+        except ModelRequestRejected as exc:
+            if "enable_thinking" not in exc.message or "enable_thinking" in self._extra:
+                raise
+            log.warning("model %r thinks only when streamed; asking with thinking off", self.model)
+            self._extra["enable_thinking"] = False
+            return await self._retrying(lambda: self._create({**body, **self._extra}))
 
     async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
         attempt_number = 0

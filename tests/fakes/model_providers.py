@@ -37,6 +37,9 @@ class ProviderFamily:
     # reasoning_content is a 400.
     needs_reasoning_back: bool = False
     no_tools_error: ErrorReply | None = None
+    # Qwen's open thinking models (qwen3-32b ...) over DashScope: a non-streamed request
+    # must turn thinking off.
+    thinks_only_streamed: bool = False
 
     def message(
         self, text: str | None, reasoning: str, tool_calls: list[dict[str, Any]] | None = None
@@ -94,6 +97,13 @@ class ProviderFamily:
         """The family's own checks of a request, beyond the OpenAI ones."""
         if self.no_tools_error is not None and body.get("tools"):
             return self.no_tools_error
+        if self.thinks_only_streamed and not body.get("stream"):
+            if body.get("enable_thinking") is not False:
+                return 400, _error(
+                    "parameter.enable_thinking must be set to false for non-streaming calls",
+                    "invalid_request_error",
+                    "invalid_parameter_error",
+                )
         if self.needs_reasoning_back:
             for index, message in enumerate(body.get("messages") or []):
                 if (
@@ -211,7 +221,7 @@ QWEN = ProviderFamily(
         "https://help.aliyun.com/en/model-studio/deep-thinking",  # reasoning_content
         "https://help.aliyun.com/en/model-studio/error-code",
     ),
-    "qwen3-plus",
+    "qwen3-32b",
     "reasoning_content",
     context_error=(
         400,  # message from memory
@@ -230,6 +240,7 @@ QWEN = ProviderFamily(
             "data_inspection_failed",
         ),
     ),
+    thinks_only_streamed=True,  # the message from memory
 )
 
 MOONSHOT = ProviderFamily(

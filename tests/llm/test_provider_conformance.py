@@ -49,6 +49,10 @@ async def stand(request: pytest.FixtureRequest) -> AsyncIterator[Stand]:
             stream="on" if streamed else "off",
             **FAST,
         )
+        if family.thinks_only_streamed and not streamed:  # learnt once a process (below)
+            family.reply(server, "warming up")
+            await provider.complete(HELLO)
+            server.log.clear()
         recorder = MemoryRecorder()
         yield Stand(family, server, ModelClient(provider, recorder), recorder, streamed)
         await provider.aclose()
@@ -242,3 +246,17 @@ async def test_a_model_without_tools_says_so_in_one_line() -> None:
         await provider.aclose()
     assert "does not support tools" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+async def test_qwen_thinking_models_unstreamed_are_asked_with_thinking_off_from_then_on() -> None:
+    family = next(f for f in FAMILIES if f.thinks_only_streamed)
+    async with family.serve() as server:
+        provider = OpenAICompatibleProvider(
+            server.base_url, server.api_key, family.model, stream="off", **FAST
+        )
+        family.reply(server, "First.", reasoning=THOUGHT)
+        family.reply(server, "Second.")
+        assert (await provider.complete(HELLO)).text == "First."
+        assert (await provider.complete(HELLO)).text == "Second."
+        await provider.aclose()
+    assert [b.get("enable_thinking") for b in server.requests] == [None, False, False]
