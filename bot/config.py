@@ -43,6 +43,12 @@ class SearchBackend(StrEnum):
     MEILISEARCH = "meilisearch"
 
 
+class ModelStream(StrEnum):
+    AUTO = "auto"  # stream; once the endpoint says it cannot, ask without (per process)
+    ON = "on"
+    OFF = "off"
+
+
 class FeishuMode(StrEnum):
     WEBHOOK = "webhook"
     WS = "ws"
@@ -130,6 +136,11 @@ class Settings(BaseSettings):
     model_api_key: SecretStr | None = None
     model_name: str | None = None
     model_timeout: float = Field(default=60.0, gt=0)
+    # Streamed answers (SSE) let the progress card show the model writing.
+    model_stream: ModelStream = ModelStream.AUTO
+    # Azure OpenAI's `api-version` (a default is used for *.openai.azure.com and
+    # /openai/deployments/ URLs); any other endpoint gets it as a query parameter if set.
+    model_api_version: str | None = None
 
     feishu_app_id: str | None = None
     feishu_app_secret: SecretStr | None = None

@@ -126,6 +126,8 @@ def create_app(
                     settings.model_name,
                     recorder,
                     timeout=settings.model_timeout,
+                    stream=settings.model_stream.value,
+                    api_version=settings.model_api_version,
                 )
             )
             search = SearchService(open_index(settings))

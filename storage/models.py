@@ -234,6 +234,8 @@ class ModelCall(Base):
     latency_ms: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The endpoint reported no usage: the tokens are the one tokenizer's estimate.
+    usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Timer(Base):

@@ -22,4 +22,3 @@ def quote_data(source: str, text: str) -> str:
     safe = _TAG.sub(lambda m: m.group(0).replace("<", "‹"), text)
     safe_source = source.replace('"', "'")
     return f'<data source="{safe_source}">\n{safe}\n</data>'
-

@@ -19,6 +19,8 @@ Ctx = TypeVar("Ctx")
 # Told of each tool call before it runs (outcome None) and after (its outcome): how a caller
 # follows a turn's work (the Bot's progress card) without the loop knowing of it.
 ToolWatcher = Callable[[Ctx, ToolCall, ToolOutcome | None], Awaitable[None]]
+# Told, while a streamed answer arrives, how many characters the model has written.
+WritingWatcher = Callable[[Ctx, int], Awaitable[None]]
 
 
 class Stop(StrEnum):
@@ -52,6 +54,7 @@ class AgentLoop(Generic[Ctx]):
         ended: Callable[[Ctx], bool] = lambda _ctx: False,
         shown: Callable[[Ctx], None] = lambda _ctx: None,
         on_tool: ToolWatcher[Ctx] | None = None,
+        on_writing: WritingWatcher[Ctx] | None = None,
     ) -> LoopResult:
         """`shown(ctx)` runs before each model call: what the context holds by then reaches
         the model. A tool result of the last step, when the loop stops at its limit, never
@@ -59,10 +62,20 @@ class AgentLoop(Generic[Ctx]):
         messages = list(prompt)
         result = LoopResult(Stop.STEP_LIMIT, 0)
         tools = self.registry.specs()
+
+        async def writing(chars: int) -> None:
+            assert on_writing is not None
+            await on_writing(ctx, chars)
+
         for step in range(1, self.max_steps + 1):
             result.steps = step
             shown(ctx)
-            completion = await self.model.complete(messages, tools, purpose=self.purpose)
+            completion = await self.model.complete(
+                messages,
+                tools,
+                purpose=self.purpose,
+                on_progress=writing if on_writing is not None else None,
+            )
             assistant = completion.as_message()
             messages.append(assistant)
             result.produced.append(assistant)

@@ -127,7 +127,8 @@ async def status_report(ctx: CommandContext) -> str:
             *lines,
             f"Feishu API calls: {feishu.today} today, {feishu.this_month} this month",
             f"model ({model}): {usage.calls} calls today, {usage.input_tokens} tokens in, "
-            f"{usage.output_tokens} out, {usage.errors} errors",
+            f"{usage.output_tokens} out{' (est.)' if usage.estimated else ''}, "
+            f"{usage.errors} errors",
         ]
     )
 

@@ -29,6 +29,7 @@ STEP_WORDS = {
     "tasks_create": "starting a new task",
 }
 TITLE = "Working on it"
+WRITING_STEP = "writing the answer"
 
 
 def step_of(call: ToolCall) -> str:
@@ -55,6 +56,14 @@ class TurnProgress:
             return
         self.steps.append(step)
         ctx.card_shown = True
+        await progress.show(ctx.services.db, ctx.services.notifier, self._desired())
+
+    async def on_writing(self, ctx: TurnContext, chars: int) -> None:
+        """The model streams its answer: a card already shown says so, once (a turn that
+        answers at once still shows none)."""
+        if not ctx.card_shown or WRITING_STEP in self.steps:
+            return
+        self.steps.append(WRITING_STEP)
         await progress.show(ctx.services.db, ctx.services.notifier, self._desired())
 
     def _desired(self) -> Desired:

@@ -41,7 +41,7 @@ from bot.assistant.turn_context import (
 )
 from bot.assistant.visibility import visibility_of
 from bot.llm.tokens import estimate_tokens
-from bot.llm.types import Message, ModelError
+from bot.llm.types import Message, ModelError, ModelRefused, ModelToolsUnsupported
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
 from storage.db import Together
@@ -59,6 +59,13 @@ NO_MODEL_REPLY = (
 # rounding of each message's estimate.
 SUMMARY_HEADING_TOKENS = 24
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
+REFUSED_REPLY = (
+    "Sorry, I can't answer that: the model provider's content filter declined this request."
+)
+NO_TOOLS_REPLY = (
+    "Sorry, I can't work with the model {model}: it cannot call tools, which I need. "
+    "The owner can choose another model (`maka doctor` checks it)."
+)
 
 
 class BotTurn:
@@ -182,14 +189,23 @@ class BotTurn:
         prompt.append(Message.user(ctx.render_batch(items)))
         ctx.pending_summary = context.new_summary
         loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
+        watcher = TurnProgress(ctx)
         try:
             await loop.run(
                 ctx,
                 prompt,
                 ended=lambda c: c.ended,
                 shown=TurnContext.mark_shown,
-                on_tool=TurnProgress(ctx).on_tool,
+                on_tool=watcher.on_tool,
+                on_writing=watcher.on_writing,
             )
+        except ModelRefused as exc:  # an honest answer, not a failure to retry
+            log.warning("bot turn %s: the content filter refused: %s", ctx.turn_key, exc)
+            await ctx.send(REFUSED_REPLY)
+        except ModelToolsUnsupported as exc:
+            log.error("bot turn %s: the model cannot call tools: %s", ctx.turn_key, exc)
+            ctx.model_failed = True
+            await ctx.send(NO_TOOLS_REPLY.format(model=model.model))
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
             ctx.model_failed = True

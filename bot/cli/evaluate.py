@@ -30,6 +30,7 @@ async def run_recall_eval(settings: Settings, dataset: Path, router: str, as_jso
             settings.model_name,
             NullRecorder(),
             timeout=settings.model_timeout,
+            api_version=settings.model_api_version,
         )
         if client is None:
             print("--router model needs MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME")

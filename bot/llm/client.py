@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -17,6 +17,9 @@ from typing import Protocol
 from bot.llm.types import Completion, Message, ToolSpec
 
 log = logging.getLogger(__name__)
+
+# Told how many characters the model has written so far, while a streamed answer arrives.
+ProgressCallback = Callable[[int], Awaitable[None]]
 
 _MAX_ERROR_CHARS = 500
 
@@ -45,6 +48,7 @@ class ModelCallRecord:
     latency_ms: int
     error: str | None
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    usage_estimated: bool = False  # the endpoint reported no usage (Usage.estimated)
 
 
 class CallRecorder(Protocol):
@@ -87,17 +91,29 @@ class ModelClient:
         purpose: str,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> Completion:
         """Run one completion. Raises `ModelError` subclasses (and re-raises cancellation).
+        `on_progress` is passed to a provider that says it `reports_progress` (one that
+        streams); others never call it.
 
         Every call is recorded: on success with the provider's token usage, on failure with
         zero tokens and the error text. A failing recorder is logged, never propagated."""
         created_at = datetime.now(UTC)
         started = time.monotonic()
         try:
-            completion = await self.provider.complete(
-                messages, tools, max_tokens=max_tokens, temperature=temperature
-            )
+            if on_progress is None or not getattr(self.provider, "reports_progress", False):
+                completion = await self.provider.complete(
+                    messages, tools, max_tokens=max_tokens, temperature=temperature
+                )
+            else:
+                completion = await self.provider.complete(  # type: ignore[call-arg]
+                    messages,
+                    tools,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    on_progress=on_progress,
+                )
         except asyncio.CancelledError:
             await self._record(purpose, self.provider.name, 0, 0, started, "cancelled", created_at)
             raise
@@ -114,6 +130,7 @@ class ModelClient:
             started,
             None,
             created_at,
+            completion.usage.estimated,
         )
         return completion
 
@@ -126,6 +143,7 @@ class ModelClient:
         started: float,
         error: str | None,
         created_at: datetime,
+        usage_estimated: bool = False,
     ) -> None:
         latency_ms = max(0, round((time.monotonic() - started) * 1000))
         record = ModelCallRecord(
@@ -136,6 +154,7 @@ class ModelClient:
             latency_ms=latency_ms,
             error=error,
             created_at=created_at,
+            usage_estimated=usage_estimated,
         )
         try:
             await self.recorder.record(record)

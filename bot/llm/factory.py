@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from bot.llm.client import CallRecorder, ModelClient
 
 # Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp) need no key, but the SDK refuses to
@@ -16,6 +18,8 @@ def build_model_client(
     recorder: CallRecorder,
     *,
     timeout: float = 60.0,
+    stream: Literal["auto", "on", "off"] = "off",
+    api_version: str | None = None,
 ) -> ModelClient | None:
     """None unless both `base_url` and `model` are set (the app then answers "no model
     configured"). A missing `api_key` is allowed for local servers."""
@@ -28,6 +32,11 @@ def build_model_client(
     from bot.llm.openai_compat import OpenAICompatibleProvider
 
     provider = OpenAICompatibleProvider(
-        base_url, (api_key or "").strip() or NO_API_KEY, model, timeout=timeout
+        base_url,
+        (api_key or "").strip() or NO_API_KEY,
+        model,
+        timeout=timeout,
+        stream=stream,
+        api_version=api_version,
     )
     return ModelClient(provider, recorder)

@@ -8,7 +8,10 @@ over the same exchange (its request options, httpx, the typed response it builds
 Bot turn's own work with a fast model. `bot.retry.retrying` is the one retry policy. Retried:
 429, 408, 5xx, timeouts and connection errors. Not retried: every other 4xx (raised as
 `ModelRequestRejected` with the server's message), a 429 that means "out of quota", and a 429
-whose Retry-After is longer than `max_wait`.
+whose Retry-After is longer than `max_wait`. What a usable answer needs beyond one exchange
+(reasoning kept out, tool JSON asked again, the input shrunk, a cut answer continued, the
+content filter) is `bot.llm.recovery`'s; `stream` asks for SSE (`bot.llm.sse`); an Azure URL
+is called at its deployment with its `api-key` header and `api-version`.
 """
 
 from __future__ import annotations
@@ -20,26 +23,48 @@ import math
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import aiohttp
 
+from bot.llm.client import ProgressCallback
+from bot.llm.error_kinds import (
+    is_content_filter,
+    is_context_too_long,
+    is_stream_unsupported,
+    is_tools_unsupported,
+)
+from bot.llm.openai_wire import (
+    AZURE_API_VERSION,
+    azure_url,
+    completion_from_openai,
+    is_azure,
+    message_to_openai,
+    tool_to_openai,
+)
+from bot.llm.recovery import complete_with_recovery
+from bot.llm.sse import StreamAssembler, StreamError
 from bot.llm.types import (
     Completion,
     Message,
+    ModelContextTooLong,
+    ModelRefused,
     ModelRequestRejected,
+    ModelToolsUnsupported,
     ModelUnavailable,
-    ToolCall,
     ToolSpec,
-    Usage,
 )
 from bot.retry import retrying
 
 log = logging.getLogger(__name__)
 
 # 429 bodies with these codes mean "billing / quota", which no amount of waiting fixes.
-_QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+_QUOTA_CODES = frozenset(
+    {"insufficient_quota", "billing_hard_limit_reached", "1113"}  # 1113: GLM, in arrears
+)
+
+StreamMode = Literal["auto", "on", "off"]
 
 
 class TransientModelError(Exception):
@@ -129,6 +154,12 @@ def http_error(status: int, raw: bytes, headers: Mapping[str, str]) -> Exception
         return TransientModelError(
             f"HTTP {status}: {message}", status_code=status, retry_after=parse_retry_after(headers)
         )
+    if is_content_filter(body, message):
+        return ModelRefused(f"HTTP {status}: {message}")
+    if is_context_too_long(body, message):
+        return ModelContextTooLong(message, status_code=status)
+    if is_tools_unsupported(message):
+        return ModelToolsUnsupported(message, status_code=status)
     return ModelRequestRejected(message, status_code=status)
 
 
@@ -142,89 +173,9 @@ def env_proxy(url: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
-def tool_to_openai(tool: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.parameters,
-        },
-    }
-
-
-def message_to_openai(message: Message) -> dict[str, Any]:
-    role = message.role
-    if role == "tool":
-        if not message.tool_call_id:
-            raise ValueError("a tool message needs tool_call_id")
-        return {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id,
-            "content": message.content or "",
-        }
-    if role == "assistant":
-        out: dict[str, Any] = {"role": "assistant", "content": message.content}
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments_json()},
-                }
-                for call in message.tool_calls
-            ]
-        elif message.content is None:
-            out["content"] = ""
-        if message.name:
-            out["name"] = message.name
-        return out
-    if role in ("system", "user"):
-        out = {"role": role, "content": message.content or ""}
-        if message.name:
-            out["name"] = message.name
-        return out
-    raise ValueError(f"unknown message role {role!r}")
-
-
-def completion_from_openai(response: Any, default_model: str) -> Completion:
-    """Build a `Completion` from a chat-completions JSON body, tolerating the gaps that
-    OpenAI-compatible servers leave (no usage, no tool-call type, null content)."""
-    if not isinstance(response, dict):
-        raise ModelUnavailable(f"model server did not answer with a completion: {response!r:.200}")
-    choices = response.get("choices")
-    if not choices or not isinstance(choices, list):
-        raise ModelUnavailable("model server returned no choices")
-    choice = choices[0] if isinstance(choices[0], dict) else {}
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        raise ModelUnavailable("model server returned a choice without a message")
-    tool_calls: list[ToolCall] = []
-    for index, raw_call in enumerate(message.get("tool_calls") or []):
-        function = raw_call.get("function") if isinstance(raw_call, dict) else None
-        if not isinstance(function, dict):  # a non-function ("custom") tool call: never declared
-            log.warning("ignoring non-function tool call %r", raw_call)
-            continue
-        call_id = raw_call.get("id") or f"call_{index}"
-        tool_calls.append(
-            ToolCall.from_raw(call_id, function.get("name") or "", function.get("arguments", ""))
-        )
-    usage: dict[str, Any] = response.get("usage") or {}
-    if not isinstance(usage, dict):
-        usage = {}
-    return Completion(
-        text=message.get("content"),
-        tool_calls=tool_calls,
-        usage=Usage(
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-        ),
-        model=response.get("model") or default_model,
-        finish_reason=choice.get("finish_reason"),
-    )
-
-
 class OpenAICompatibleProvider:
+    reports_progress = True  # takes `on_progress` (ModelClient)
+
     def __init__(
         self,
         base_url: str,
@@ -236,6 +187,8 @@ class OpenAICompatibleProvider:
         max_wait: float = 20.0,
         initial_wait: float = 0.5,
         max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
+        stream: StreamMode = "off",
+        api_version: str | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be >= 1")
@@ -246,8 +199,22 @@ class OpenAICompatibleProvider:
         self.max_wait = max_wait
         self.initial_wait = initial_wait
         self.max_tokens_param = max_tokens_param
-        self._url = base_url.rstrip("/")
-        self._headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
+        self.stream = stream
+        # auto: streaming until the endpoint says it does not stream, then not again.
+        self.streams = stream != "off"
+        # Set once the endpoint sends `reasoning_content`: it then gets it back (DeepSeek).
+        self._echo_reasoning = False
+        self._extra: dict[str, Any] = {}  # fields a family needs in every non-streamed body
+        self._query: dict[str, str] = {}
+        if is_azure(base_url):  # the deployment names the model; key in `api-key`
+            self._url = azure_url(base_url, model)
+            self._query = {"api-version": api_version or AZURE_API_VERSION}
+            self._headers = {"api-key": api_key, "Accept": "application/json"}
+        else:
+            self._url = base_url.rstrip("/")
+            if api_version:
+                self._query = {"api-version": api_version}
+            self._headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._proxy = env_proxy(self._url)
         self._session: aiohttp.ClientSession | None = None
@@ -266,10 +233,29 @@ class OpenAICompatibleProvider:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Completion:
+        """One answer, after the repairs of `bot.llm.recovery` (a shrunk input, a re-asked
+        tool call, a continued answer). Raises `ModelRefused` for the content filter."""
+
+        async def exchange(sent: Sequence[Message], offered: Sequence[ToolSpec]) -> Completion:
+            return await self._exchange(sent, offered, max_tokens, temperature, on_progress)
+
+        return await complete_with_recovery(exchange, messages, tools)
+
+    async def _exchange(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        max_tokens: int | None,
+        temperature: float | None,
+        on_progress: ProgressCallback | None,
     ) -> Completion:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [message_to_openai(m) for m in messages],
+            "messages": [
+                message_to_openai(m, echo_reasoning=self._echo_reasoning) for m in messages
+            ],
         }
         if tools:
             body["tools"] = [tool_to_openai(t) for t in tools]
@@ -277,7 +263,34 @@ class OpenAICompatibleProvider:
             body[self.max_tokens_param] = max_tokens
         if temperature is not None:
             body["temperature"] = temperature
+        if self.streams:
+            try:
+                response = await self._retrying(lambda: self._stream(body, on_progress))
+            except ModelRequestRejected as exc:
+                if self.stream != "auto" or not is_stream_unsupported(exc.message):
+                    raise
+                log.warning("model %r does not stream (%s); asking without", self.model, exc)
+                self.streams = False
+        if not self.streams:
+            response = await self._whole(body)
+        completion = completion_from_openai(response, self.model, messages)
+        self._echo_reasoning = self._echo_reasoning or _has_reasoning_field(response)
+        return completion
 
+    async def _whole(self, body: dict[str, Any]) -> Any:
+        """A non-streamed exchange. Qwen's open thinking models over DashScope think by
+        default and refuse to unless streamed: told so, they are asked (from then on) with
+        thinking off."""
+        try:
+            return await self._retrying(lambda: self._create({**body, **self._extra}))
+        except ModelRequestRejected as exc:
+            if "enable_thinking" not in exc.message or "enable_thinking" in self._extra:
+                raise
+            log.warning("model %r thinks only when streamed; asking with thinking off", self.model)
+            self._extra["enable_thinking"] = False
+            return await self._retrying(lambda: self._create({**body, **self._extra}))
+
+    async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
         attempt_number = 0
         try:
             async for attempt in retrying(
@@ -289,7 +302,7 @@ class OpenAICompatibleProvider:
                 with attempt:
                     attempt_number = attempt.retry_state.attempt_number
                     try:
-                        response = await self._create(body)
+                        return await call()
                     except TransientModelError as exc:
                         log.warning(
                             "model call attempt %d/%d failed: %s",
@@ -302,7 +315,7 @@ class OpenAICompatibleProvider:
             raise ModelUnavailable(
                 f"model {self.model!r} unavailable after {attempt_number} attempt(s): {exc}"
             ) from exc
-        return completion_from_openai(response, self.model)
+        raise AssertionError("unreachable: retrying either returns or raises")
 
     async def check(self) -> str:
         """One-line health description. Tries `GET /models`; if the server has no such
@@ -338,11 +351,42 @@ class OpenAICompatibleProvider:
     async def _create(self, body: dict[str, Any]) -> Any:
         return await self._call("POST", "/chat/completions", {**body, "stream": False})
 
+    async def _stream(self, body: dict[str, Any], on_progress: ProgressCallback | None) -> Any:
+        """One streamed exchange, assembled into a non-streaming body (`bot.llm.sse`)."""
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        assembler = StreamAssembler()
+        try:
+            async with self._http().post(
+                self._url + "/chat/completions",
+                json=streamed,
+                params=self._query,
+                proxy=self._proxy,
+            ) as response:
+                if response.status >= 400:
+                    raise http_error(response.status, await response.read(), response.headers)
+                if "text/event-stream" not in response.headers.get("Content-Type", ""):
+                    return json.loads(await response.read())  # answered whole anyway
+                async for raw_line in response.content:
+                    wrote = assembler.feed_line(raw_line.decode("utf-8", "replace").strip())
+                    if wrote and on_progress is not None:
+                        await on_progress(assembler.chars)
+                    if assembler.done:
+                        break
+        except TimeoutError as exc:
+            raise TransientModelError(f"request timed out ({self._timeout.total} s)") from exc
+        except aiohttp.ClientError as exc:
+            raise TransientModelError(f"connection error ({type(exc).__name__}: {exc})") from exc
+        except ValueError as exc:
+            raise ModelUnavailable(f"model server did not answer with JSON: {exc}") from None
+        except StreamError as exc:
+            raise http_error(400, json.dumps({"error": exc.body}).encode(), {}) from None
+        return assembler.body()
+
     async def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """One exchange with the server: its JSON answer, or our error for what went wrong."""
         try:
             async with self._http().request(
-                method, self._url + path, json=body, proxy=self._proxy
+                method, self._url + path, json=body, params=self._query, proxy=self._proxy
             ) as response:
                 raw = await response.read()
                 status, headers = response.status, response.headers
@@ -375,3 +419,10 @@ class OpenAICompatibleProvider:
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
+
+
+def _has_reasoning_field(response: Any) -> bool:
+    try:
+        return isinstance(response["choices"][0]["message"].get("reasoning_content"), str)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return False

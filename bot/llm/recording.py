@@ -21,5 +21,6 @@ class DatabaseRecorder:
             latency_ms=call.latency_ms,
             error=call.error,
             created_at=call.created_at,
+            usage_estimated=call.usage_estimated,
         )
         await self.db.grouped(Together(model_calls.insert_all, row))  # with others' records

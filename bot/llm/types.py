@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.llm.tool_json import repair_json_object
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -52,13 +54,18 @@ class ToolCall:
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """Parse tool-call arguments; never raises. Empty text means "no arguments"."""
+    """Parse tool-call arguments; never raises. Empty text means "no arguments". The common
+    slips of real models (a code fence, text after the object, single quotes, a trailing
+    comma) are repaired (`bot.llm.tool_json`); what cannot be repaired is reported."""
     if not raw.strip():
         return {}, None
     try:
         value = json.loads(raw)
     except ValueError as exc:
-        return {}, f"arguments are not valid JSON: {exc}"
+        repaired = repair_json_object(raw)
+        if repaired is None:
+            return {}, f"arguments are not valid JSON: {exc}"
+        value = repaired
     except RecursionError:  # json.loads recurses per nesting level
         return {}, "arguments are nested too deeply"
     if not isinstance(value, dict):
@@ -73,6 +80,10 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    # The model's reasoning (DeepSeek's, Qwen's, GLM's `reasoning_content`) on an assistant
+    # message: handed back to the endpoint (DeepSeek's thinking mode requires it on a turn
+    # with tool calls, else 400), never shown to a user nor stored as the answer.
+    reasoning: str | None = None
 
     @classmethod
     def system(cls, content: str) -> Message:
@@ -95,6 +106,9 @@ class Message:
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    # The endpoint reported no usage (local servers, some streams): the counts are the one
+    # tokenizer's estimate (bot.llm.tokens), and shown as such.
+    estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +118,13 @@ class Completion:
     usage: Usage
     model: str
     finish_reason: str | None
+    # Reasoning text the endpoint returned beside the answer (`reasoning_content`) or inside
+    # it (`<think>` blocks): kept apart from `text`, never sent to a user.
+    reasoning: str | None = None
 
     def as_message(self) -> Message:
         """The assistant message to append to the conversation history."""
-        return Message.assistant(self.text, self.tool_calls)
+        return Message("assistant", self.text, list(self.tool_calls), reasoning=self.reasoning)
 
 
 class ModelError(Exception):
@@ -129,6 +146,21 @@ class ModelRequestRejected(ModelError):
         super().__init__(f"HTTP {status_code}: {message}" if status_code else message)
         self.message = message
         self.status_code = status_code
+
+
+class ModelContextTooLong(ModelRequestRejected):
+    """The endpoint said the input is longer than the model's context window."""
+
+
+class ModelToolsUnsupported(ModelRequestRejected):
+    """The endpoint said this model cannot call tools (Ollama's "does not support tools",
+    llama.cpp without --jinja, ...): every turn that offers tools fails the same way."""
+
+
+class ModelRefused(ModelError):
+    """The endpoint's content filter blocked the request or the answer (OpenAI/Azure
+    `content_filter`, Qwen `data_inspection_failed`, GLM 1301, Ark `SensitiveContent*`...).
+    Not retried: the same input is refused again."""
 
 
 class ModelNotConfigured(ModelError):

@@ -21,6 +21,7 @@ class ModelUsage:
     input_tokens: int
     output_tokens: int
     errors: int
+    estimated: int = 0  # calls whose tokens are estimates (the endpoint reported none)
 
 
 _FIELDS = (
@@ -31,6 +32,7 @@ _FIELDS = (
     "latency_ms",
     "error",
     "created_at",
+    "usage_estimated",
 )
 # Once per model call: one Core INSERT on the table, not the ORM's unit of work (add, flush,
 # identity map), which cost more than the statement.
@@ -56,10 +58,11 @@ async def usage_since(tx: AsyncSession, since: datetime) -> ModelUsage:
                 func.coalesce(func.sum(ModelCall.input_tokens), 0),
                 func.coalesce(func.sum(ModelCall.output_tokens), 0),
                 func.count(ModelCall.error),
+                func.count(ModelCall.id).filter(ModelCall.usage_estimated.is_(True)),
             ).where(ModelCall.created_at >= since)
         )
     ).one()
-    return ModelUsage(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+    return ModelUsage(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
 
 
 async def tokens_since(tx: AsyncSession, since: datetime, purposes: Sequence[str]) -> int:

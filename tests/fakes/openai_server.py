@@ -5,8 +5,12 @@
         server.fail_next(429, times=1, headers={"retry-after": "0"})
         provider = OpenAICompatibleProvider(server.base_url, server.api_key, "fake-model")
 
-Endpoints: `POST /v1/chat/completions` (non-streaming) and `GET /v1/models`. Both check
-`Authorization: Bearer <api_key>`. Each chat request first consumes the next injected fault
+Endpoints: `POST /v1/chat/completions` and `GET /v1/models`. Both check
+`Authorization: Bearer <api_key>`; with `azure_deployment` the chat endpoint is Azure's
+`POST /openai/deployments/{deployment}/chat/completions?api-version=...` checking the
+`api-key` header. `stream: true` is answered as server-sent chunks cut from the queued reply
+(`streams=False`: a 400 saying the server does not stream).
+Each chat request first consumes the next injected fault
 (`fail_next`, `delay_next`, in the order they were added), then the next queued reply
 (`reply_text`, `reply_tool_calls`, `reply_raw`); with nothing queued it answers "ok".
 Every request is recorded; `requests` holds the JSON bodies of the chat requests.
@@ -21,6 +25,7 @@ import json
 import socket
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -61,8 +66,14 @@ class FakeOpenAIServer:
         api_key: str = "test-key",
         models: list[str] | None = None,
         models_endpoint: bool = True,
+        streams: bool = True,
+        azure_deployment: str | None = None,
     ) -> None:
         self.api_key = api_key
+        self.streams = streams
+        self.azure_deployment = azure_deployment
+        # Checks a family's stand-in adds to every chat request: an error (status, body) or None.
+        self.extra_check: Callable[[Any], tuple[int, Any] | None] | None = None
         self.models = list(models) if models is not None else ["fake-model"]
         self.models_endpoint = models_endpoint
         self.log: list[RecordedRequest] = []
@@ -80,6 +91,7 @@ class FakeOpenAIServer:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/openai/deployments/{deployment}/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -109,6 +121,8 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         assert self._port is not None, "server not started"
+        if self.azure_deployment:
+            return f"http://127.0.0.1:{self._port}/openai/deployments/{self.azure_deployment}"
         return f"http://127.0.0.1:{self._port}/v1"
 
     # --- scripting -----------------------------------------------------------------------
@@ -226,6 +240,28 @@ class FakeOpenAIServer:
 
     # --- handlers ------------------------------------------------------------------------
     def _unauthorized(self, request: web.Request) -> web.Response | None:
+        if self.azure_deployment and request.path.startswith("/openai/"):
+            # https://learn.microsoft.com/en-us/azure/ai-services/openai/reference
+            if request.match_info.get("deployment") != self.azure_deployment:
+                return web.json_response(
+                    {"error": {"code": "DeploymentNotFound", "message": "deployment not found"}},
+                    status=404,
+                )
+            if not request.query.get("api-version"):
+                return web.json_response(
+                    {"error": {"code": "404", "message": "Resource not found"}}, status=404
+                )
+            if request.headers.get("api-key") == self.api_key:
+                return None
+            return web.json_response(
+                {
+                    "error": {
+                        "code": "401",
+                        "message": "Access denied due to invalid subscription key",
+                    }
+                },
+                status=401,
+            )
         if request.headers.get("Authorization") == f"Bearer {self.api_key}":
             return None
         return web.json_response(
@@ -241,7 +277,7 @@ class FakeOpenAIServer:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
         return web.json_response({"object": "list", "data": data})
 
-    async def _chat(self, request: web.Request) -> web.Response:
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
             body: Any = json.loads(raw)
@@ -274,19 +310,74 @@ class FakeOpenAIServer:
                 # The client gave up (timed out); do not spend a queued reply on it.
                 return web.json_response(openai_error("client went away"), status=499)
 
-        problem = _validate(body)
+        problem = _validate(body, streams=self.streams)
         if problem is not None:
             return web.json_response(openai_error(problem), status=400)
+        if self.extra_check is not None and (denied_by := self.extra_check(body)) is not None:
+            return web.json_response(denied_by[1], status=denied_by[0])
 
         reply = self._replies.popleft() if self._replies else None
         if reply is None:
             reply = self.completion_body({"role": "assistant", "content": "ok", "refusal": None})
         if isinstance(reply, dict) and reply.get("model", "") is None:
             reply = {**reply, "model": body["model"]}
+        if body.get("stream"):
+            return await _stream(request, reply, body)
         return web.json_response(reply)
 
 
-def _validate(body: Any) -> str | None:
+async def _stream(request: web.Request, reply: Any, body: dict[str, Any]) -> web.StreamResponse:
+    """The reply as `chat.completion.chunk` events, the way OpenAI streams: a role chunk,
+    content (and reasoning) in pieces, each tool call's id and name first and its arguments
+    in pieces, the finish reason, the usage chunk when asked for, then `[DONE]`.
+    https://platform.openai.com/docs/api-reference/chat-streaming"""
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for chunk in stream_chunks(reply, include_usage=_wants_usage(body)):
+        await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+def _wants_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
+def _pieces(text: str, n: int = 3) -> list[str]:
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def stream_chunks(reply: dict[str, Any], *, include_usage: bool) -> list[dict[str, Any]]:
+    base = {"id": reply.get("id", "chatcmpl-x"), "object": "chat.completion.chunk"}
+    base |= {"created": reply.get("created", 0), "model": reply.get("model")}
+    choice = reply["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    for key in ("reasoning_content", "reasoning", "content"):
+        if isinstance(message.get(key), str):
+            chunks += [chunk({key: piece}) for piece in _pieces(message[key])]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        head = {"index": index, "id": call["id"], "type": "function"}
+        chunks.append(chunk({"tool_calls": [head | {"function": {"name": function["name"]}}]}))
+        for piece in _pieces(function["arguments"], 2):
+            chunks.append(
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            )
+    chunks.append(chunk({}, choice.get("finish_reason")))
+    if include_usage and reply.get("usage"):
+        chunks.append({**base, "choices": [], "usage": reply["usage"]})
+    return chunks
+
+
+def _validate(body: Any, *, streams: bool = True) -> str | None:
     """The checks a real server makes that catch mapping bugs in a client."""
     if not isinstance(body, dict):
         return "We could not parse the JSON body of your request."
@@ -295,8 +386,8 @@ def _validate(body: Any) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "'messages' must be a non-empty array"
-    if body.get("stream"):
-        return "the fake server does not stream"
+    if body.get("stream") and not streams:
+        return "stream is not supported by this server"
     open_calls: set[str] = set()
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None

@@ -119,9 +119,7 @@ async def test_400_is_not_retried_and_carries_the_server_message(
     fake_openai.fail_next(
         400,
         times=5,
-        body=openai_error(
-            "This model's maximum context length is 8192 tokens.", code="context_length_exceeded"
-        ),
+        body=openai_error("Invalid value for 'temperature': 7.", code="invalid_value"),
     )
     recorder = MemoryRecorder()
     client = ModelClient(make_provider(), recorder)
@@ -131,12 +129,12 @@ async def test_400_is_not_retried_and_carries_the_server_message(
 
     assert len(fake_openai.requests) == 1
     assert caught.value.status_code == 400
-    assert caught.value.message == "This model's maximum context length is 8192 tokens."
-    assert str(caught.value).startswith("HTTP 400: This model's maximum context length")
+    assert caught.value.message == "Invalid value for 'temperature': 7."
+    assert str(caught.value).startswith("HTTP 400: Invalid value for 'temperature'")
     [record] = recorder.calls
     assert record.purpose == "summarise"
     assert record.error is not None
-    assert "ModelRequestRejected" in record.error and "maximum context length" in record.error
+    assert "ModelRequestRejected" in record.error and "temperature" in record.error
     assert (record.input_tokens, record.output_tokens) == (0, 0)
     assert record.latency_ms >= 0
 
@@ -308,10 +306,14 @@ async def test_tool_calls_round_trip(
 async def test_invalid_tool_arguments_do_not_crash(
     fake_openai: FakeOpenAIServer, make_provider: ProviderFactory
 ) -> None:
-    fake_openai.reply_tool_calls(
-        [("get_weather", '{"city": "Par'), ("get_weather", "[1, 2]"), ("get_weather", "")]
-    )
+    for _ in range(2):  # asked again once, the model slips again
+        fake_openai.reply_tool_calls(
+            [("get_weather", '{"city": "Par'), ("get_weather", "[1, 2]"), ("get_weather", "")]
+        )
     completion = await make_provider().complete([Message.user("weather?")], [WEATHER])
+    assert len(fake_openai.requests) == 2
+    note = fake_openai.requests[1]["messages"][-1]
+    assert note["role"] == "user" and "not valid JSON" in note["content"]
     broken, not_object, empty = completion.tool_calls
     assert broken.arguments == {} and broken.raw_arguments == '{"city": "Par'
     assert broken.parse_error is not None and not broken.ok
@@ -325,7 +327,7 @@ async def test_invalid_tool_arguments_do_not_crash(
         *(Message.tool(c.id, "error: bad arguments") for c in completion.tool_calls),
     ]
     await make_provider().complete(history, [WEATHER])
-    resent = fake_openai.requests[1]["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    resent = fake_openai.requests[2]["messages"][1]["tool_calls"][0]["function"]["arguments"]
     assert resent == '{"city": "Par'
 
 
@@ -353,7 +355,9 @@ async def test_missing_usage_and_odd_shapes_are_tolerated(
         }
     )
     completion = await make_provider().complete(HELLO)
-    assert (completion.usage.input_tokens, completion.usage.output_tokens) == (0, 0)
+    # No usage reported: the one tokenizer's estimate, marked as one.
+    assert completion.usage.estimated
+    assert completion.usage.input_tokens > 0 and completion.usage.output_tokens > 0
     assert completion.model == "served-model"
     assert completion.text is None
     assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == [("c1", "f", {})]

@@ -53,3 +53,20 @@ async def test_a_rejected_call_is_recorded_with_its_error(
         row = await s.scalar(select(ModelCall))
     assert row is not None and row.purpose == "summary"
     assert row.error is not None and "400" in row.error
+
+
+async def test_a_call_without_reported_usage_is_recorded_as_estimated(
+    db: Database, fake_openai: FakeOpenAIServer, make_provider: ProviderFactory
+) -> None:
+    body = fake_openai.completion_body({"role": "assistant", "content": "hello there"})
+    del body["usage"]  # as local servers answer
+    fake_openai.reply_raw(body)
+    client = ModelClient(make_provider(), DatabaseRecorder(db))
+
+    await client.complete([Message.user("hi, how are you today?")], purpose="bot_turn")
+
+    async with db.read() as s:
+        [row] = (await s.scalars(select(ModelCall))).all()
+        usage = await model_calls.usage_since(s, utcnow() - timedelta(hours=1))
+    assert row.usage_estimated and row.input_tokens > 0 and row.output_tokens > 0
+    assert (usage.calls, usage.estimated) == (1, 1)
