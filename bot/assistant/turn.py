@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import progress
-from bot.agent.loop import AgentLoop
+from bot.agent.loop import AgentLoop, Stop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds, receipt
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
@@ -41,7 +41,8 @@ from bot.assistant.turn_context import (
 )
 from bot.assistant.visibility import visibility_of
 from bot.llm.tokens import estimate_tokens
-from bot.llm.types import Message, ModelError
+from bot.llm.tool_support import answered_without_tool, refused_tools, rejects_tools
+from bot.llm.types import Message, ModelError, ModelRequestRejected
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
 from storage.db import Together
@@ -59,6 +60,10 @@ NO_MODEL_REPLY = (
 # rounding of each message's estimate.
 SUMMARY_HEADING_TOKENS = 24
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
+NO_TOOLS_REPLY = (
+    "The configured model cannot call tools, so I cannot answer; the owner can check "
+    "`maka doctor` (slash commands still work: try /help)."
+)
 
 
 class BotTurn:
@@ -182,18 +187,39 @@ class BotTurn:
         prompt.append(Message.user(ctx.render_batch(items)))
         ctx.pending_summary = context.new_summary
         loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
+        tool_support = self.services.tool_support
         try:
-            await loop.run(
+            result = await loop.run(
                 ctx,
                 prompt,
                 ended=lambda c: c.ended,
                 shown=TurnContext.mark_shown,
                 on_tool=TurnProgress(ctx).on_tool,
             )
+        except ModelRequestRejected as exc:
+            ctx.model_failed = True
+            if not rejects_tools(exc):
+                log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
+                await ctx.send(MODEL_FAILED_REPLY)
+                return
+            tool_support.cannot(refused_tools(model.model, exc))
+            log.error("bot turn %s: %s", ctx.turn_key, tool_support.reason)
+            await ctx.send(NO_TOOLS_REPLY)
+            return
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
             ctx.model_failed = True
             await ctx.send(MODEL_FAILED_REPLY)
+            return
+        if result.outcomes:
+            tool_support.can()
+        elif result.stop is Stop.NO_TOOL_CALLS and not ctx.sent:
+            # Its plain text is never shown (the prompt says so): a model that ignores the
+            # tools would leave every message unanswered, unseen.
+            tool_support.cannot(answered_without_tool(model.model))
+            log.error("bot turn %s: %s", ctx.turn_key, tool_support.reason)
+            ctx.model_failed = True
+            await ctx.send(NO_TOOLS_REPLY)
 
     def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> tuple[int, int]:
         """(the past turns' budget, the summary's): what the context leaves after the rest."""
