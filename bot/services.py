@@ -11,6 +11,7 @@ from bot.host.notify import Notifier
 from bot.host.timers import Timers
 from bot.host.workers import Host
 from bot.llm.client import ModelClient
+from bot.llm.tool_support import ToolSupport
 from bot.memory.search import SearchService
 from bot.memory.session_index import SessionIndexer
 from bot.web.health import ReadinessCheck
@@ -34,6 +35,8 @@ class Services:
     readiness: dict[str, ReadinessCheck] = field(default_factory=dict)
     # platform -> how to look a message up there (a channel registers its own at start)
     lookups: dict[str, MessageLookup] = field(default_factory=dict)
+    # What the Bot's turns last met of the model's tool calls (/status shows it).
+    tool_support: ToolSupport = field(default_factory=ToolSupport)
 
     @property
     def runs_workers(self) -> bool:

@@ -114,6 +114,8 @@ async def status_report(ctx: CommandContext) -> str:
         f"search ({services.settings.search_backend.value}): {search_problem or 'ok'}",
         *parked,
     ]
+    if services.model is not None:  # what the turns last met: a model without tool calls
+        lines.append(services.tool_support.line())
     if everything:  # the owner's own sign-in: only where everything may be seen
         lines.append((await sign_in_state(services)).line())
     if not ctx.visibility.sees_usage:

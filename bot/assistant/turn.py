@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import progress
-from bot.agent.loop import AgentLoop
+from bot.agent.loop import AgentLoop, Stop
 from bot.agent.tools import ToolRegistry
 from bot.assistant import history, holds, receipt
 from bot.assistant.access import NOT_PERMITTED_DM, log_refusal
@@ -41,6 +41,7 @@ from bot.assistant.turn_context import (
 )
 from bot.assistant.visibility import visibility_of
 from bot.llm.tokens import estimate_tokens
+from bot.llm.tool_support import NO_TOOLS_REPLY, answered_without_tool, refused_tools
 from bot.llm.types import Message, ModelError, ModelRefused, ModelToolsUnsupported
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from bot.services import Services
@@ -61,10 +62,6 @@ SUMMARY_HEADING_TOKENS = 24
 MODEL_FAILED_REPLY = "Sorry, I could not answer right now. Your message is saved; please try again."
 REFUSED_REPLY = (
     "Sorry, I can't answer that: the model provider's content filter declined this request."
-)
-NO_TOOLS_REPLY = (
-    "Sorry, I can't work with the model {model}: it cannot call tools, which I need. "
-    "The owner can choose another model (`maka doctor` checks it)."
 )
 
 
@@ -190,8 +187,9 @@ class BotTurn:
         ctx.pending_summary = context.new_summary
         loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
         watcher = TurnProgress(ctx)
+        tool_support = self.services.tool_support
         try:
-            await loop.run(
+            result = await loop.run(
                 ctx,
                 prompt,
                 ended=lambda c: c.ended,
@@ -202,14 +200,27 @@ class BotTurn:
         except ModelRefused as exc:  # an honest answer, not a failure to retry
             log.warning("bot turn %s: the content filter refused: %s", ctx.turn_key, exc)
             await ctx.send(REFUSED_REPLY)
+            return
         except ModelToolsUnsupported as exc:
-            log.error("bot turn %s: the model cannot call tools: %s", ctx.turn_key, exc)
+            tool_support.cannot(refused_tools(model.model, exc))
+            log.error("bot turn %s: %s", ctx.turn_key, tool_support.reason)
             ctx.model_failed = True
             await ctx.send(NO_TOOLS_REPLY.format(model=model.model))
+            return
         except ModelError as exc:
             log.error("bot turn %s: the model failed: %s", ctx.turn_key, exc)
             ctx.model_failed = True
             await ctx.send(MODEL_FAILED_REPLY)
+            return
+        if result.outcomes:
+            tool_support.can()
+        elif result.stop is Stop.NO_TOOL_CALLS and not ctx.sent:
+            # Its plain text is never shown (the prompt says so): a model that ignores the
+            # tools would leave every message unanswered, unseen.
+            tool_support.cannot(answered_without_tool(model.model))
+            log.error("bot turn %s: %s", ctx.turn_key, tool_support.reason)
+            ctx.model_failed = True
+            await ctx.send(NO_TOOLS_REPLY.format(model=model.model))
 
     def _history_budget(self, ctx: TurnContext, items: list[BatchItem]) -> tuple[int, int]:
         """(the past turns' budget, the summary's): what the context leaves after the rest."""

@@ -14,6 +14,7 @@ from bot.cli.database import sqlite_file_must_exist
 from bot.config import SearchBackend, Settings, reveal
 from bot.llm.factory import NO_API_KEY
 from bot.llm.openai_compat import OpenAICompatibleProvider
+from bot.llm.probe import probe
 from bot.memory.search import SearchService, open_index
 from bot.owner.signin import refusal
 from bot.owner.tokens import read_sign_in_state
@@ -135,14 +136,18 @@ async def check_feishu(settings: Settings) -> Check:
     )
 
 
-async def check_model(settings: Settings) -> Check:
+async def check_model(settings: Settings) -> list[Check]:
+    """The endpoint's listing, then one real tool-calling request, a streaming request and
+    its reported context window (`bot.llm.probe`): a line each."""
     if not settings.model_configured:
-        return Check(
-            "model",
-            True,
-            "not configured; slash commands work, chat replies "
-            "explain how to set MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME",
-        )
+        return [
+            Check(
+                "model",
+                True,
+                "not configured; slash commands work, chat replies "
+                "explain how to set MAKA_MODEL_BASE_URL, MAKA_MODEL_API_KEY, MAKA_MODEL_NAME",
+            )
+        ]
     assert settings.model_base_url and settings.model_name
     provider = OpenAICompatibleProvider(
         settings.model_base_url,
@@ -152,11 +157,20 @@ async def check_model(settings: Settings) -> Check:
         attempts=1,
     )
     try:
-        return Check("model", True, await provider.check())
-    except Exception as exc:
-        return Check("model", False, f"{settings.model_base_url}: {_brief(exc)}")
+        try:
+            listing = Check("model", True, await provider.check())
+        except Exception as exc:
+            return [Check("model", False, f"{settings.model_base_url}: {_brief(exc)}")]
+        report = await probe(provider)
     finally:
         await provider.aclose()
+    return [
+        listing,
+        Check("model-answers", report.answers.ok, report.answers.detail),
+        Check("model-tools", report.tools.ok, report.tools.detail),
+        Check("model-streaming", report.streams.ok, report.streams.detail),
+        Check("model-context", report.context.ok, report.context.detail),
+    ]
 
 
 async def check_smtp(settings: Settings) -> Check:
@@ -172,7 +186,7 @@ async def check_smtp(settings: Settings) -> Check:
         return Check("smtp", False, f"{smtp.where}: {_brief(exc)}")
 
 
-CHECKS: tuple[Callable[[Settings], Awaitable[Check]], ...] = (
+CHECKS: tuple[Callable[[Settings], Awaitable[Check | list[Check]]], ...] = (
     check_database,
     check_search,
     check_feishu,
@@ -183,16 +197,21 @@ CHECKS: tuple[Callable[[Settings], Awaitable[Check]], ...] = (
 
 
 async def run_doctor(settings: Settings) -> list[Check]:
-    async def bounded(check: Callable[[Settings], Awaitable[Check]]) -> Check:
+    async def bounded(check: Callable[[Settings], Awaitable[Check | list[Check]]]) -> list[Check]:
         name = check.__name__.removeprefix("check_")
+        # The model's probe asks up to three questions after its listing, each bounded by
+        # CHECK_TIMEOUT, some at once.
+        limit = CHECK_TIMEOUT * (3 if check is check_model else 1)
         try:
-            async with asyncio.timeout(CHECK_TIMEOUT):
-                return await check(settings)
+            async with asyncio.timeout(limit):
+                found = await check(settings)
         except TimeoutError:
-            return Check(name, False, f"no answer within {CHECK_TIMEOUT:.0f}s")
+            return [Check(name, False, f"no answer within {limit:.0f}s")]
+        return found if isinstance(found, list) else [found]
 
     checks = await asyncio.gather(*(bounded(c) for c in CHECKS))
-    return [_scrubbed(check, settings.secret_values()) for check in checks]
+    secrets = settings.secret_values()
+    return [_scrubbed(check, secrets) for group in checks for check in group]
 
 
 def _scrubbed(check: Check, secrets: list[str]) -> Check:

@@ -67,11 +67,19 @@ def is_content_filter(body: Any, message: str) -> bool:
 
 
 _NO_TOOLS_PHRASES = (
-    "does not support tools",  # Ollama
-    "tools param requires --jinja",  # llama.cpp server (from memory)
+    # Ollama (HTTP 400, OpenAI-style error body on /v1), e.g.
+    # {"error":{"message":"stablelm2:latest does not support tools","type":"api_error"}}:
+    # https://github.com/ollama/ollama/issues/6027
+    "does not support tools",
+    # llama.cpp's server without --jinja: "tools param requires --jinja flag" (from memory)
+    "requires --jinja",
     "tool use is not supported",
     "does not support function calling",
-    '"auto" tool choice requires',  # vLLM without --enable-auto-tool-choice
+    # vLLM started without a tool parser (HTTP 400): "\"auto\" tool choice requires
+    # --enable-auto-tool-choice and --tool-call-parser to be set" (vLLM's tool-calling docs,
+    # https://docs.vllm.ai/en/latest/features/tool_calling.html; wording not confirmed here)
+    '"auto" tool choice requires',
+    "--enable-auto-tool-choice",
 )
 
 

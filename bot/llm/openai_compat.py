@@ -416,6 +416,11 @@ class OpenAICompatibleProvider:
             )
         return self._session
 
+    def wire(self) -> tuple[aiohttp.ClientSession, str, str | None]:
+        """The session (its headers carry the key), base URL and proxy this provider talks
+        over: for probes (`bot.llm.probe`) that ask the server what `complete` does not."""
+        return self._http(), self._url, self._proxy
+
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()

@@ -9,7 +9,7 @@ from sqlalchemy import func, select, update
 
 from bot.assistant.component import Assistant
 from bot.assistant.history import OMITTED
-from bot.assistant.turn import MODEL_FAILED_REPLY
+from bot.assistant.turn import MODEL_FAILED_REPLY, NO_TOOLS_REPLY
 from bot.llm.scripted import ScriptedProvider, Step
 from bot.llm.tokens import estimate_tokens
 from bot.llm.types import Message, ModelUnavailable, ToolSpec
@@ -164,12 +164,14 @@ async def test_a_command_sent_while_a_turn_runs_is_answered_as_a_command_and_nev
 
 
 async def test_model_text_without_send_user_reaches_no_chat(make_world: WorldFactory) -> None:
+    """Its text is never shown; a turn that called no tool at all tells the user in one line
+    that the model cannot call tools (bot/llm/tool_support.py), rather than staying silent."""
     provider = ScriptedProvider([ScriptedProvider.text("I think the answer is 42.")])
     async with bot_world(make_world, provider) as w:
         await say(w, "what is the answer?")
         await all_delivered(w)
         await quiet(w)
-        assert w.fake.sent == []
+        assert [m.text for m in w.fake.sent] == [NO_TOOLS_REPLY.format(model=provider.name)]
 
 
 async def test_crash_mid_turn_then_restart_gives_exactly_one_reply(

@@ -177,6 +177,7 @@ async def test_doctor_checks_the_model_endpoint(tmp_path: Path) -> None:
             MAKA_MODEL_API_KEY=server.api_key,
             MAKA_MODEL_NAME="fake-model",
         )
+        server.reply_tool_calls([("report_ready", {"ready": True})])  # doctor's probe
         code, out, _ = await _run(["doctor"], env)
         assert code == 0, out
         bad_key = {**env, "MAKA_MODEL_API_KEY": "wrong"}

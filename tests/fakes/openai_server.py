@@ -93,12 +93,16 @@ class FakeOpenAIServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/openai/deployments/{deployment}/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        self.add_routes(app)
         self._runner = web.AppRunner(app, shutdown_timeout=1.0)
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         self._port = sock.getsockname()[1]
         await web.SockSite(self._runner, sock).start()
+
+    def add_routes(self, app: web.Application) -> None:
+        """A stand-in's own endpoints beside the OpenAI ones (tests/fakes/provider_standins.py)."""
 
     async def close(self) -> None:
         self._closing.set()
