@@ -234,6 +234,11 @@ class ModelCall(Base):
     latency_ms: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Answered (or not) by MAKA_MODEL_FALLBACK_* after the primary model failed.
+    fallback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The conversation a Bot turn's call was made for (costs per conversation); no foreign
+    # key: a record of spending outlives what it was spent on.
+    conversation_id: Mapped[int | None] = mapped_column(BigId)
 
 
 class Timer(Base):

@@ -37,12 +37,19 @@ class LoopResult:
 
 class AgentLoop(Generic[Ctx]):
     def __init__(
-        self, model: ModelClient, registry: ToolRegistry[Ctx], *, purpose: str, max_steps: int = 8
+        self,
+        model: ModelClient,
+        registry: ToolRegistry[Ctx],
+        *,
+        purpose: str,
+        max_steps: int = 8,
+        conversation_id: int | None = None,  # whose calls these are (costs per conversation)
     ) -> None:
         self.model = model
         self.registry = registry
         self.purpose = purpose
         self.max_steps = max_steps
+        self.conversation_id = conversation_id
 
     async def run(
         self,
@@ -62,7 +69,9 @@ class AgentLoop(Generic[Ctx]):
         for step in range(1, self.max_steps + 1):
             result.steps = step
             shown(ctx)
-            completion = await self.model.complete(messages, tools, purpose=self.purpose)
+            completion = await self.model.complete(
+                messages, tools, purpose=self.purpose, conversation_id=self.conversation_id
+            )
             assistant = completion.as_message()
             messages.append(assistant)
             result.produced.append(assistant)

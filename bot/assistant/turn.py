@@ -181,7 +181,13 @@ class BotTurn:
             prompt += [Message.user(past.user), Message.assistant(past.assistant)]
         prompt.append(Message.user(ctx.render_batch(items)))
         ctx.pending_summary = context.new_summary
-        loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
+        loop = AgentLoop(
+            model,
+            self.tools,
+            purpose="bot_turn",
+            max_steps=10,
+            conversation_id=ctx.conversation.id,
+        )
         try:
             await loop.run(
                 ctx,

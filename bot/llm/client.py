@@ -2,6 +2,10 @@
 
 Providers (`ModelProvider`) speak to a backend; `ModelClient` wraps any provider, measures the
 latency of each call and records every call, successful or not, through a `CallRecorder`.
+A client may have a fallback provider: asked once with the same request when the primary
+stays unavailable (`ModelUnavailable`, after its own retries) or does not know the model
+(404); its call is recorded as a fallback call. A request the server refused for what it
+asked (any other 4xx) is not sent elsewhere: it would be refused there too.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from bot.llm.types import Completion, Message, ToolSpec
+from bot.llm.types import Completion, Message, ModelRequestRejected, ModelUnavailable, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,8 @@ class ModelCallRecord:
     latency_ms: int
     error: str | None
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    fallback: bool = False  # answered (or not) by the fallback model
+    conversation_id: int | None = None  # the conversation the call was made for, if one
 
 
 class CallRecorder(Protocol):
@@ -70,10 +76,26 @@ def describe_error(exc: BaseException) -> str:
     return described[:_MAX_ERROR_CHARS]
 
 
+def falls_back(exc: BaseException) -> bool:
+    """Whether a primary's failure sends the request to the fallback model."""
+    if isinstance(exc, ModelUnavailable):
+        return True
+    # OpenAI answers 404 model_not_found, Azure 404 DeploymentNotFound: this endpoint has no
+    # such model, another may.
+    return isinstance(exc, ModelRequestRejected) and exc.status_code == 404
+
+
 class ModelClient:
-    def __init__(self, provider: ModelProvider, recorder: CallRecorder) -> None:
+    def __init__(
+        self,
+        provider: ModelProvider,
+        recorder: CallRecorder,
+        *,
+        fallback: ModelProvider | None = None,
+    ) -> None:
         self.provider = provider
         self.recorder = recorder
+        self.fallback = fallback
 
     @property
     def model(self) -> str:
@@ -85,64 +107,86 @@ class ModelClient:
         tools: Sequence[ToolSpec] = (),
         *,
         purpose: str,
+        conversation_id: int | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Completion:
         """Run one completion. Raises `ModelError` subclasses (and re-raises cancellation).
 
         Every call is recorded: on success with the provider's token usage, on failure with
-        zero tokens and the error text. A failing recorder is logged, never propagated."""
+        zero tokens and the error text. A failing recorder is logged, never propagated.
+        A fallback's failure is raised as the call's failure."""
+        call = _Call(messages, tools, purpose, conversation_id, max_tokens, temperature)
+        try:
+            return await self._ask(self.provider, call, fallback=False)
+        except Exception as exc:
+            if self.fallback is None or not falls_back(exc):
+                raise
+            log.warning(
+                "model %r failed (%s); asking the fallback model %r (purpose=%s)",
+                self.provider.name,
+                describe_error(exc),
+                self.fallback.name,
+                purpose,
+            )
+            return await self._ask(self.fallback, call, fallback=True)
+
+    async def _ask(self, provider: ModelProvider, call: _Call, *, fallback: bool) -> Completion:
         created_at = datetime.now(UTC)
         started = time.monotonic()
+
+        async def record(model: str, usage: tuple[int, int], error: str | None) -> None:
+            await self._record(
+                ModelCallRecord(
+                    purpose=call.purpose,
+                    model=model,
+                    input_tokens=usage[0],
+                    output_tokens=usage[1],
+                    latency_ms=max(0, round((time.monotonic() - started) * 1000)),
+                    error=error,
+                    created_at=created_at,
+                    fallback=fallback,
+                    conversation_id=call.conversation_id,
+                )
+            )
+
         try:
-            completion = await self.provider.complete(
-                messages, tools, max_tokens=max_tokens, temperature=temperature
+            completion = await provider.complete(
+                call.messages,
+                call.tools,
+                max_tokens=call.max_tokens,
+                temperature=call.temperature,
             )
         except asyncio.CancelledError:
-            await self._record(purpose, self.provider.name, 0, 0, started, "cancelled", created_at)
+            await record(provider.name, (0, 0), "cancelled")
             raise
         except Exception as exc:
-            await self._record(
-                purpose, self.provider.name, 0, 0, started, describe_error(exc), created_at
-            )
+            await record(provider.name, (0, 0), describe_error(exc))
             raise
-        await self._record(
-            purpose,
-            completion.model or self.provider.name,
-            completion.usage.input_tokens,
-            completion.usage.output_tokens,
-            started,
-            None,
-            created_at,
-        )
+        usage = (completion.usage.input_tokens, completion.usage.output_tokens)
+        await record(completion.model or provider.name, usage, None)
         return completion
 
-    async def _record(
-        self,
-        purpose: str,
-        model: str,
-        input_tokens: int,
-        output_tokens: int,
-        started: float,
-        error: str | None,
-        created_at: datetime,
-    ) -> None:
-        latency_ms = max(0, round((time.monotonic() - started) * 1000))
-        record = ModelCallRecord(
-            purpose=purpose,
-            model=model,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            latency_ms=latency_ms,
-            error=error,
-            created_at=created_at,
-        )
+    async def _record(self, record: ModelCallRecord) -> None:
+        purpose, model = record.purpose, record.model
         try:
             await self.recorder.record(record)
         except Exception:
             log.exception("failed to record model call (purpose=%s, model=%s)", purpose, model)
 
     async def aclose(self) -> None:
-        close = getattr(self.provider, "aclose", None)
-        if close is not None:
-            await close()
+        """Close the providers (a roster of clients sharing them closes each once instead)."""
+        for provider in (self.provider, self.fallback):
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec]
+    purpose: str
+    conversation_id: int | None
+    max_tokens: int | None
+    temperature: float | None

@@ -21,5 +21,7 @@ class DatabaseRecorder:
             latency_ms=call.latency_ms,
             error=call.error,
             created_at=call.created_at,
+            fallback=call.fallback,
+            conversation_id=call.conversation_id,
         )
         await self.db.grouped(Together(model_calls.insert_all, row))  # with others' records
