@@ -39,6 +39,14 @@ _FIELDS = (
 _INSERT = core_insert(cast(Table, ModelCall.__table__))
 
 
+def _row(call: ModelCall) -> dict[str, Any]:
+    # An ORM object's column defaults are applied at flush, which a Core insert skips.
+    row = {name: getattr(call, name) for name in _FIELDS}
+    if row["fallback"] is None:
+        row["fallback"] = False
+    return row
+
+
 async def insert(tx: AsyncSession, call: ModelCall) -> None:
     await insert_all(tx, [call])
 
@@ -46,7 +54,7 @@ async def insert(tx: AsyncSession, call: ModelCall) -> None:
 async def insert_all(tx: AsyncSession, calls: Sequence[ModelCall]) -> list[None]:
     """`insert` of each, in one executemany (a None for each: a grouped write's results)."""
     if calls:
-        await tx.execute(_INSERT, [{name: getattr(c, name) for name in _FIELDS} for c in calls])
+        await tx.execute(_INSERT, [_row(c) for c in calls])
     return [None] * len(calls)
 
 

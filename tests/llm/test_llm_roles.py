@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli.doctor import check_model_roles
 from bot.config import ConfigError, load_settings
+from bot.discovery.component import round_runner
 from bot.llm import MemoryRecorder, Message
 from bot.llm.factory import build_roster
 from bot.llm.roles import OWN_MODEL_ROLES, PURPOSES, ModelRole
+from bot.memory.indexes.maintenance import IndexMaintenanceWorker
+from bot.workhub.summaries import SummaryWorker
 from tests.apps import make_settings, running_app
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -170,12 +174,52 @@ async def test_the_running_service_hands_each_component_its_roles_model(
         model_name="big-model",
         model_discovery_name="explorer-model",
         model_indexer_name="indexer-model",
+        model_summary_name="summary-model",
+        model_router_name="router-model",
+        workhub_recall="model",
     )
     async with running_app(settings) as app:
         services = app.services
         assert services.model is not None and services.model.model == "big-model"
-        discovery = services.model_for(ModelRole.DISCOVERY)
-        indexer = services.model_for(ModelRole.INDEXER)
-        assert discovery is not None and discovery.model == "explorer-model"
-        assert indexer is not None and indexer.model == "indexer-model"
-        assert services.model_for(ModelRole.SUMMARY) is services.model
+        assert services.model_for(ModelRole.REVIEWER) is services.model
+        workers = {name: state.worker for name, state in services.host.status().items()}
+        held = {
+            "summaries": next(w for w in workers.values() if isinstance(w, SummaryWorker)).model,
+            "indexers": next(
+                w for w in workers.values() if isinstance(w, IndexMaintenanceWorker)
+            ).turn.model,
+            "discovery": round_runner(services).discovery.loop.model,
+            "judgement": round_runner(services).judgement.loop.model,
+        }
+        router = services.workhub.recaller.model_router
+        assert router is not None
+        held["router"] = router.model
+    assert {who: client.model for who, client in held.items()} == {
+        "summaries": "summary-model",
+        "indexers": "indexer-model",
+        "discovery": "explorer-model",
+        "judgement": "explorer-model",
+        "router": "router-model",
+    }
+
+
+async def test_doctor_names_each_roles_model_in_one_line() -> None:
+    settings = load_settings(
+        **MAIN,
+        model_summary_name="deepseek-lite",
+        model_indexer_base_url="http://127.0.0.1:11434/v1",
+        model_indexer_name="qwen2.5",
+        model_fallback_base_url="https://api.moonshot.cn/v1",
+        model_fallback_api_key="sk-kimi",
+        model_fallback_name="moonshot-v1-8k",
+    )
+    check = await check_model_roles(settings)
+    assert check.ok
+    assert check.line() == (
+        "ok    model-roles: summary=deepseek-lite, indexer=qwen2.5 at "
+        "http://127.0.0.1:11434/v1, discovery=main, reviewer=main, router=main, "
+        "fallback=moonshot-v1-8k at https://api.moonshot.cn/v1"
+    )
+    assert "sk-" not in check.line()
+    unset = await check_model_roles(load_settings())
+    assert unset.detail.startswith("none; MAKA_MODEL_<ROLE>_*")

@@ -114,3 +114,22 @@ async def test_a_call_the_fallback_answered_is_shown_on_the_status_page(
                 page = _text(await resp.text())
     assert "fallback model used 1 time today deepseek-chat" in page
     assert "Bot 0.2700 USD today 0.2700 USD in 7 days, 2 calls" in page
+
+
+async def test_costs_are_shown_only_to_whoever_may_see_the_status_page(
+    tmp_path: Path, database_url: str
+) -> None:
+    settings = make_settings(tmp_path, database_url, admin_token="open-sesame-4711",
+                             model_prices=PRICES)  # fmt: skip
+    async with running_app(settings) as app:
+        async with app.services.db.write() as s:
+            s.add(_call("bot_turn", "deepseek-chat", 1_000_000, 0, conversation_id=101))
+        for path in ("/status", "/status.json"):
+            async with app.http.get(f"{app.url}{path}") as resp:
+                assert resp.status == 401
+                refused = await resp.text()
+            assert "0.2700" not in refused and "conversation 101" not in refused
+        bearer = {"Authorization": "Bearer open-sesame-4711"}
+        async with app.http.get(f"{app.url}/status", headers=bearer) as resp:
+            assert resp.status == 200
+            assert "conversation 101 0.2700 USD" in _text(await resp.text())
