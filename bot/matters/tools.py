@@ -217,7 +217,8 @@ async def _reviewed(
     (then the turn halts: the Matter is paused rather than left looping)."""
     try:
         verdict = await review(
-            ctx.services.model_for(ModelRole.REVIEWER) or ctx.model,
+            # the reviewer's own model when the runtime has one, else the task agent's
+            ctx.services.models.get(ModelRole.REVIEWER) or ctx.model,
             objective=matter.objective,
             state_text=matter.state_text,
             recent_work=[str(w) for w in matter.work_record[-5:]],
