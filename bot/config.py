@@ -15,10 +15,11 @@ from typing import Annotated, Any, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from bot.addresses import IPNetwork, ip_network, public_origin
+from bot.llm.settings import ModelSettings
 from storage.urls import DatabaseUrlError, masked_database_url, normalize_database_url
 
 
@@ -41,12 +42,6 @@ class LogLevel(StrEnum):
 class SearchBackend(StrEnum):
     EMBEDDED = "embedded"
     MEILISEARCH = "meilisearch"
-
-
-class ModelStream(StrEnum):
-    AUTO = "auto"  # stream; once the endpoint says it cannot, ask without (per process)
-    ON = "on"
-    OFF = "off"
 
 
 class FeishuMode(StrEnum):
@@ -116,7 +111,7 @@ def _split_csv(value: Any) -> Any:
     return value
 
 
-class Settings(BaseSettings):
+class Settings(ModelSettings):
     model_config = SettingsConfigDict(env_prefix="MAKA_", extra="ignore", frozen=True)
 
     data_dir: Path = Path("./.maka")
@@ -132,15 +127,7 @@ class Settings(BaseSettings):
     meili_url: str | None = None
     meili_key: SecretStr | None = None
 
-    model_base_url: str | None = None
-    model_api_key: SecretStr | None = None
-    model_name: str | None = None
-    model_timeout: float = Field(default=60.0, gt=0)
-    # Streamed answers (SSE) let the progress card show the model writing.
-    model_stream: ModelStream = ModelStream.AUTO
-    # Azure OpenAI's `api-version` (a default is used for *.openai.azure.com and
-    # /openai/deployments/ URLs); any other endpoint gets it as a query parameter if set.
-    model_api_version: str | None = None
+    # The model settings (MAKA_MODEL_*) are inherited from ModelSettings (bot/llm/settings.py).
 
     feishu_app_id: str | None = None
     feishu_app_secret: SecretStr | None = None
@@ -298,7 +285,7 @@ class Settings(BaseSettings):
         except DatabaseUrlError as exc:
             raise ValueError(str(exc)) from None
 
-    @field_validator("meili_url", "model_base_url", "feishu_domain")
+    @field_validator("meili_url", "feishu_domain")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
@@ -431,9 +418,7 @@ class Settings(BaseSettings):
                 f"MAKA_ADMIN_TOKEN: the console (/console) on MAKA_HTTP_HOST={self.http_host}"
                 " needs MAKA_ADMIN_TOKEN (or set MAKA_CONSOLE=false)"
             )
-        model_parts = [self.model_base_url, self.model_name]
-        if any(model_parts) and not all(model_parts):
-            problems.append("MAKA_MODEL_NAME: MAKA_MODEL_BASE_URL and MAKA_MODEL_NAME go together")
+        problems += self.model_problems()
         return problems
 
 
@@ -468,6 +453,9 @@ def load_settings(**overrides: Any) -> Settings:
 def _describe(err: Any) -> str:
     field = str(err["loc"][0]) if err.get("loc") else "settings"
     message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    inner = [part for part in err.get("loc", ())[1:] if isinstance(part, str)]
+    if inner:  # a JSON setting's inner key (MAKA_MODEL_PRICES: deepseek-chat.input: ...)
+        message = f"{'.'.join(inner)}: {message}"
     value = err.get("input")
     if _is_secret(field):
         value = None

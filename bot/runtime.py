@@ -18,13 +18,14 @@ from aiohttp import web
 from bot.attachments.extract import OCR_OFF_LINE, ocr_available
 from bot.attachments.worker import ExtractionWorker
 from bot.channels.ingest import Ingest
-from bot.config import Role, Settings, reveal
+from bot.config import Role, Settings
 from bot.host.notify import create_notifier
 from bot.host.timers import Timers, TimerWorker
 from bot.host.workers import Host
 from bot.llm.client import ModelClient, ModelProvider
-from bot.llm.factory import build_model_client
+from bot.llm.factory import ModelRoster, build_roster
 from bot.llm.recording import DatabaseRecorder
+from bot.llm.roles import ModelRole
 from bot.memory.search import SearchService, open_index
 from bot.memory.session_index import SessionIndexer, SessionIndexWorker
 from bot.services import Services
@@ -117,19 +118,12 @@ def create_app(
             await notifier.start()
             host = Host(db, notifier, poll_interval=settings.poll_interval)
             recorder = DatabaseRecorder(db)
-            model = (
-                ModelClient(model_provider, recorder)
+            roster = (
+                ModelRoster.single(ModelClient(model_provider, recorder))
                 if model_provider is not None
-                else build_model_client(
-                    settings.model_base_url,
-                    reveal(settings.model_api_key),
-                    settings.model_name,
-                    recorder,
-                    timeout=settings.model_timeout,
-                    stream=settings.model_stream.value,
-                    api_version=settings.model_api_version,
-                )
+                else build_roster(settings, recorder)
             )
+            model = roster.main
             search = SearchService(open_index(settings))
             session_index = SessionIndexer(db, search, tool_output=settings.index_tool_output)
             services = Services(
@@ -141,6 +135,7 @@ def create_app(
                 timers=Timers(db, notifier),
                 ingest=Ingest(db, notifier, max_event_age=settings.max_event_age),
                 model=model,
+                models=roster.by_role,
                 search=search,
                 session_index=session_index,
                 workhub=WorkHub(
@@ -149,7 +144,9 @@ def create_app(
                     search,
                     tz=settings.tz,
                     strategy=settings.workhub_evidence,
-                    recaller=Recall(settings.workhub_recall, model, settings.tz),
+                    recaller=Recall(
+                        settings.workhub_recall, roster.clients[ModelRole.ROUTER], settings.tz
+                    ),
                 ),
                 readiness=checks,
             )
@@ -157,11 +154,11 @@ def create_app(
                 host.add(TimerWorker(services.timers, host.instance_id))
                 host.add(SessionIndexWorker(db, session_index, host.instance_id))
                 host.add(ExtractionWorker(db, notifier, host.instance_id))
-                if model is not None:
+                if (summarizer := services.model_for(ModelRole.SUMMARY)) is not None:
                     host.add(
                         SummaryWorker(
                             db,
-                            model,
+                            summarizer,
                             search,
                             host.instance_id,
                             archive_after=settings.task_archive_age,
@@ -185,8 +182,7 @@ def create_app(
             await services.ingest.close()
             await notifier.close()
             await search.close()
-            if model is not None:
-                await model.aclose()
+            await roster.aclose()
         finally:
             await db.dispose()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.channels.ingest import Ingest
@@ -11,6 +12,7 @@ from bot.host.notify import Notifier
 from bot.host.timers import Timers
 from bot.host.workers import Host
 from bot.llm.client import ModelClient
+from bot.llm.roles import ModelRole
 from bot.llm.tool_support import ToolSupport
 from bot.memory.search import SearchService
 from bot.memory.session_index import SessionIndexer
@@ -28,7 +30,7 @@ class Services:
     host: Host
     timers: Timers
     ingest: Ingest
-    model: ModelClient | None
+    model: ModelClient | None  # the main model: the Bot's and the task agents'
     search: SearchService
     session_index: SessionIndexer
     workhub: WorkHub
@@ -37,6 +39,11 @@ class Services:
     lookups: dict[str, MessageLookup] = field(default_factory=dict)
     # What the Bot's turns last met of the model's tool calls (/status shows it).
     tool_support: ToolSupport = field(default_factory=ToolSupport)
+    # A role's own model (MAKA_MODEL_<ROLE>_*); a role not here is answered by `model`.
+    models: Mapping[ModelRole, ModelClient | None] = field(default_factory=dict)
+
+    def model_for(self, role: ModelRole) -> ModelClient | None:
+        return self.models.get(role, self.model) if self.models else self.model
 
     @property
     def runs_workers(self) -> bool:

@@ -236,6 +236,11 @@ class ModelCall(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # The endpoint reported no usage: the tokens are the one tokenizer's estimate.
     usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Answered (or not) by MAKA_MODEL_FALLBACK_* after the primary model failed.
+    fallback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The conversation a Bot turn's call was made for (costs per conversation); no foreign
+    # key: a record of spending outlives what it was spent on.
+    conversation_id: Mapped[int | None] = mapped_column(BigId)
 
 
 class Timer(Base):

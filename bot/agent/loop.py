@@ -39,12 +39,19 @@ class LoopResult:
 
 class AgentLoop(Generic[Ctx]):
     def __init__(
-        self, model: ModelClient, registry: ToolRegistry[Ctx], *, purpose: str, max_steps: int = 8
+        self,
+        model: ModelClient,
+        registry: ToolRegistry[Ctx],
+        *,
+        purpose: str,
+        max_steps: int = 8,
+        conversation_id: int | None = None,  # whose calls these are (costs per conversation)
     ) -> None:
         self.model = model
         self.registry = registry
         self.purpose = purpose
         self.max_steps = max_steps
+        self.conversation_id = conversation_id
 
     async def run(
         self,
@@ -74,6 +81,7 @@ class AgentLoop(Generic[Ctx]):
                 messages,
                 tools,
                 purpose=self.purpose,
+                conversation_id=self.conversation_id,
                 on_progress=writing if on_writing is not None else None,
             )
             assistant = completion.as_message()

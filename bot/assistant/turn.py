@@ -185,7 +185,13 @@ class BotTurn:
             prompt += [Message.user(past.user), Message.assistant(past.assistant)]
         prompt.append(Message.user(ctx.render_batch(items)))
         ctx.pending_summary = context.new_summary
-        loop = AgentLoop(model, self.tools, purpose="bot_turn", max_steps=10)
+        loop = AgentLoop(
+            model,
+            self.tools,
+            purpose="bot_turn",
+            max_steps=10,
+            conversation_id=ctx.conversation.id,
+        )
         watcher = TurnProgress(ctx)
         tool_support = self.services.tool_support
         try:

@@ -15,6 +15,7 @@ from bot.config import SearchBackend, Settings, reveal
 from bot.llm.factory import NO_API_KEY
 from bot.llm.openai_compat import OpenAICompatibleProvider
 from bot.llm.probe import probe
+from bot.llm.roles import OWN_MODEL_ROLES, ModelRole
 from bot.memory.search import SearchService, open_index
 from bot.owner.signin import refusal
 from bot.owner.tokens import read_sign_in_state
@@ -173,6 +174,30 @@ async def check_model(settings: Settings) -> list[Check]:
     ]
 
 
+async def check_model_roles(settings: Settings) -> Check:
+    """Which model answers each role and the fallback, in one line; asks no server (the
+    model check asks the main one)."""
+    main = settings.main_endpoint
+    if main is None and not any(map(settings.role_endpoint, OWN_MODEL_ROLES)):
+        return Check("model-roles", True, "none; MAKA_MODEL_<ROLE>_* give a role its own model")
+    parts = []
+    for role in (*OWN_MODEL_ROLES, "fallback"):
+        endpoint = (
+            settings.fallback_endpoint
+            if role == "fallback"
+            else settings.role_endpoint(ModelRole(role))
+        )
+        if endpoint is None:
+            parts.append(f"{role}=none")
+        elif endpoint == main:
+            parts.append(f"{role}=main")
+        elif main is not None and endpoint.base_url == main.base_url:
+            parts.append(f"{role}={endpoint.name}")
+        else:
+            parts.append(f"{role}={endpoint.describe()}")
+    return Check("model-roles", True, ", ".join(parts))
+
+
 async def check_smtp(settings: Settings) -> Check:
     """Connect and log in to the SMTP server mail actions send through (never sends)."""
     from bot.actions.mail_transport import smtp_check, smtp_settings
@@ -191,6 +216,7 @@ CHECKS: tuple[Callable[[Settings], Awaitable[Check | list[Check]]], ...] = (
     check_search,
     check_feishu,
     check_model,
+    check_model_roles,
     check_owner_signin,
     check_smtp,
 )

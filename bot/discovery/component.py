@@ -13,6 +13,7 @@ from bot.discovery.heartbeat import DiscoveryWorker
 from bot.discovery.passes import DISCOVERY_PROMPT, JUDGEMENT_PROMPT, Pass
 from bot.discovery.rounds import RoundRunner
 from bot.discovery.tools import discovery_tools, judgement_tools
+from bot.llm.roles import ModelRole
 from bot.memory import recall
 from bot.services import Services
 
@@ -20,7 +21,8 @@ OWNER_VIEW = Visibility(everything=True, conversation_id=None)
 
 
 def round_runner(services: Services) -> RoundRunner:
-    assert services.model is not None
+    model = services.model_for(ModelRole.DISCOVERY)
+    assert model is not None
     settings = services.settings
     timeout = settings.discovery_turn_timeout
     access = recall.MemoryAccess(
@@ -30,9 +32,9 @@ def round_runner(services: Services) -> RoundRunner:
         services.db,
         services.notifier,
         access,
-        Pass(services.model, discovery_tools(), purpose="discovery_turn",
+        Pass(model, discovery_tools(), purpose="discovery_turn",
              system=DISCOVERY_PROMPT, timeout=timeout),
-        Pass(services.model, judgement_tools(), purpose="judgement_turn",
+        Pass(model, judgement_tools(), purpose="judgement_turn",
              system=JUDGEMENT_PROMPT, timeout=timeout),
         owner=settings.owner,
         tz=settings.tz,
@@ -44,7 +46,7 @@ class Discovery:
         pass
 
     async def start(self, services: Services) -> None:
-        if not services.runs_workers or services.model is None:
+        if not services.runs_workers or services.model_for(ModelRole.DISCOVERY) is None:
             return
         timeout = services.settings.discovery_turn_timeout
         services.host.add(

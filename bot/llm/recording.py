@@ -22,5 +22,7 @@ class DatabaseRecorder:
             error=call.error,
             created_at=call.created_at,
             usage_estimated=call.usage_estimated,
+            fallback=call.fallback,
+            conversation_id=call.conversation_id,
         )
         await self.db.grouped(Together(model_calls.insert_all, row))  # with others' records

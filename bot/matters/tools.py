@@ -15,6 +15,7 @@ from typing import Any, Literal
 from bot.agent.tools import ToolError, ToolRegistry
 from bot.assistant.visibility import Visibility
 from bot.llm.client import ModelClient
+from bot.llm.roles import ModelRole
 from bot.matters.review import NoVerdict, review
 from bot.matters.rules import Disposition, SettleRefused, SettleRequest, check
 from bot.matters.service import MatterService
@@ -216,7 +217,8 @@ async def _reviewed(
     (then the turn halts: the Matter is paused rather than left looping)."""
     try:
         verdict = await review(
-            ctx.model,
+            # the reviewer's own model when the runtime has one, else the task agent's
+            ctx.services.models.get(ModelRole.REVIEWER) or ctx.model,
             objective=matter.objective,
             state_text=matter.state_text,
             recent_work=[str(w) for w in matter.work_record[-5:]],

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, extract, func, select
+from sqlalchemy import BigInteger, Table, case, extract, func, select
 from sqlalchemy import cast as sql_cast
 from sqlalchemy import insert as core_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -33,10 +33,20 @@ _FIELDS = (
     "error",
     "created_at",
     "usage_estimated",
+    "fallback",
+    "conversation_id",
 )
 # Once per model call: one Core INSERT on the table, not the ORM's unit of work (add, flush,
 # identity map), which cost more than the statement.
 _INSERT = core_insert(cast(Table, ModelCall.__table__))
+
+
+def _row(call: ModelCall) -> dict[str, Any]:
+    # An ORM object's column defaults are applied at flush, which a Core insert skips.
+    row = {name: getattr(call, name) for name in _FIELDS}
+    if row["fallback"] is None:
+        row["fallback"] = False
+    return row
 
 
 async def insert(tx: AsyncSession, call: ModelCall) -> None:
@@ -46,7 +56,7 @@ async def insert(tx: AsyncSession, call: ModelCall) -> None:
 async def insert_all(tx: AsyncSession, calls: Sequence[ModelCall]) -> list[None]:
     """`insert` of each, in one executemany (a None for each: a grouped write's results)."""
     if calls:
-        await tx.execute(_INSERT, [{name: getattr(c, name) for name in _FIELDS} for c in calls])
+        await tx.execute(_INSERT, [_row(c) for c in calls])
     return [None] * len(calls)
 
 
@@ -112,4 +122,39 @@ async def usage_by_quarter_hour(tx: AsyncSession, since: datetime) -> list[Quart
             datetime.fromtimestamp(int(q) * QUARTER_HOUR, UTC), str(purpose), int(t), int(n)
         )
         for q, purpose, t, n in rows.all()
+    ]
+
+
+@dataclass(frozen=True)
+class Spend:
+    """Tokens spent since a moment on one model, for one purpose (or one conversation)."""
+
+    key: str  # the purpose, or the conversation id as text
+    model: str
+    input_tokens: int
+    output_tokens: int
+    calls: int
+    fallback_calls: int
+
+
+async def spend_since(
+    tx: AsyncSession, since: datetime, *, by_conversation: bool = False
+) -> list[Spend]:
+    """Tokens by purpose and model since a moment, summed in the database; by conversation
+    and model (the calls made for a conversation only) with `by_conversation`."""
+    key: Any = ModelCall.conversation_id if by_conversation else ModelCall.purpose
+    query = select(
+        key,
+        ModelCall.model,
+        func.coalesce(func.sum(ModelCall.input_tokens), 0),
+        func.coalesce(func.sum(ModelCall.output_tokens), 0),
+        func.count(ModelCall.id),
+        func.coalesce(func.sum(case((ModelCall.fallback.is_(True), 1), else_=0)), 0),
+    ).where(ModelCall.created_at >= since)
+    if by_conversation:
+        query = query.where(ModelCall.conversation_id.is_not(None))
+    rows = await tx.execute(query.group_by(key, ModelCall.model))
+    return [
+        Spend(str(k), str(model), int(i), int(o), int(n), int(f))
+        for k, model, i, o, n, f in rows.all()
     ]

@@ -69,6 +69,7 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         "search:",
         "feishu:",
         "model:",
+        "model-roles:",
         "owner-signin:",
         "smtp:",
     }
@@ -85,6 +86,8 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         ("MAKA_DISCOVERY_BUDGET", "99999999999999999999"),
         ("MAKA_DISCOVERY_INTERVAL", "inf"),
         ("MAKA_INDEX_INTERVAL", "1e12"),
+        # a price list that is not JSON: no costs would be shown, silently
+        ("MAKA_MODEL_PRICES", '{"deepseek-chat": 0.27'),
     ],
 )
 async def test_a_wrong_setting_stops_start_up_with_one_line(

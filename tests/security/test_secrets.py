@@ -28,6 +28,8 @@ SECRETS = {
     "MAKA_FEISHU_ENCRYPT_KEY": "encryptkey-Vb7n2wR",
     "MAKA_FEISHU_VERIFICATION_TOKEN": "verifytoken-Hs3p8zL",
     "MAKA_MODEL_API_KEY": "sk-modelkey-Jd6f1qP",
+    "MAKA_MODEL_FALLBACK_API_KEY": "sk-fallbackkey-Lm3s8aZ",
+    "MAKA_MODEL_SUMMARY_API_KEY": "sk-summarykey-Qe7d2cV",
     "MAKA_MEILI_KEY": "meilikey-Wc5t0yN",
     "MAKA_EMAIL_PASSWORD": "mailpass-Gx2r7uM",
     "MAKA_SMTP_PASSWORD": "smtppass-Rw4j6hE",
@@ -58,6 +60,8 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
         MAKA_FEISHU_DOMAIN=f"http://{CLOSED}",
         MAKA_MODEL_BASE_URL=f"http://{CLOSED}/v1",
         MAKA_MODEL_NAME="some-model",
+        MAKA_MODEL_SUMMARY_BASE_URL=f"http://{CLOSED}/summary/v1",
+        MAKA_MODEL_FALLBACK_NAME="spare-model",
         MAKA_EMAIL_HOST="127.0.0.1",
         MAKA_EMAIL_PORT="1",
         MAKA_EMAIL_SECURITY="none",
@@ -150,6 +154,7 @@ async def test_doctor_fails_every_check_in_a_line_each_without_a_secret(tmp_path
         ["FAIL", "search:"],
         ["FAIL", "feishu:"],
         ["FAIL", "model:"],
+        ["ok", "model-roles:"],  # which model each role uses: asks no server, cannot fail
         ["FAIL", "owner-signin:"],
         ["FAIL", "smtp:"],
     ], out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, tzinfo
 
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
+from bot.llm.roles import ModelRole
 from bot.memory.indexes.service import SUGGESTED, IndexRequestError, IndexService
 from bot.services import Services
 from storage.models import MemoryIndex
@@ -50,7 +51,7 @@ def register_index_commands(registry: CommandRegistry) -> None:
                     interval=ctx.services.settings.index_interval,
                 )
                 where = "everything you can see" if index.scopes is None else "this chat"
-                starts = "it starts shortly" if ctx.services.model else NO_MODEL
+                starts = "it starts shortly" if _has_model(ctx) else NO_MODEL
                 return f"Index {index.name!r} created over {where}; {starts}."
             if len(rest) != 1 or action not in ("show", "run", "pause", "resume", "drop"):
                 raise UsageError()
@@ -87,7 +88,7 @@ async def _show(ctx: CommandContext, service: IndexService, name: str) -> str:
     index = await service.find(name, ctx.visibility)
     async with ctx.services.db.read() as tx:
         entries = await repo.count_entries(tx, index.id)
-    return describe(index, entries, ctx.services.settings.tz, has_model=bool(ctx.services.model))
+    return describe(index, entries, ctx.services.settings.tz, has_model=_has_model(ctx))
 
 
 def describe(index: MemoryIndex, entries: int, tz: tzinfo, *, has_model: bool) -> str:
@@ -115,3 +116,7 @@ def describe(index: MemoryIndex, entries: int, tz: tzinfo, *, has_model: bool) -
 
 def _when(at: datetime | None, tz: tzinfo) -> str:
     return at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if at else "never"
+
+
+def _has_model(ctx: CommandContext) -> bool:
+    return ctx.services.model_for(ModelRole.INDEXER) is not None

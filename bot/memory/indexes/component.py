@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.llm.roles import ModelRole
 from bot.memory.indexes.commands import index_service
 from bot.memory.indexes.maintenance import IndexMaintenanceWorker
 from bot.memory.indexes.tools import indexer_tools
@@ -16,11 +17,10 @@ class MemoryIndexes:
         pass
 
     async def start(self, services: Services) -> None:
-        if not services.runs_workers or services.model is None:
+        model = services.model_for(ModelRole.INDEXER)
+        if not services.runs_workers or model is None:
             return  # indexes wait, durably, until a model is configured
-        turn = IndexerTurn(
-            services.model, indexer_tools(), timeout=services.settings.index_turn_timeout
-        )
+        turn = IndexerTurn(model, indexer_tools(), timeout=services.settings.index_turn_timeout)
         services.host.add(
             IndexMaintenanceWorker(
                 services.db,

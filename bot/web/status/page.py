@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from html import escape
 
+from bot.llm.roles import LABEL_ORDER
 from bot.web.status.charts import Bar, bar_chart
 from bot.web.status.items import Item
-from bot.web.status.report import ROLE_ORDER, StatusReport
+from bot.web.status.report import StatusReport
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#111827;max-width:980px}
@@ -49,7 +50,7 @@ def _rows(items: list[Item], empty: str) -> str:
 
 def render(report: StatusReport) -> str:
     usage_bars = [Bar(d.day.strftime("%m-%d"), d.tokens) for d in report.model_usage]
-    roles = [r for r in ROLE_ORDER if any(r in d.tokens for d in report.model_usage)] or ["Bot"]
+    roles = [r for r in LABEL_ORDER if any(r in d.tokens for d in report.model_usage)] or ["Bot"]
     api_bars = [Bar(d.day.strftime("%m-%d"), {"calls": d.calls}) for d in report.feishu_api]
     red = report.red_count
     summary = (
@@ -79,6 +80,11 @@ def render(report: StatusReport) -> str:
         (
             "Model usage",
             bar_chart("Model tokens per day, by role", usage_bars, roles),
+        ),
+        ("Model costs", _rows(report.costs, "")),
+        (
+            "Top conversations by cost (7 days)",
+            _rows(report.top_conversations, "No model calls for a conversation in 7 days."),
         ),
         (
             "Feishu API",

@@ -17,6 +17,7 @@ from bot.discovery.delivery import settle_deliveries
 from bot.discovery.passes import PURPOSES as DISCOVERY_PURPOSES
 from bot.discovery.schedule import start_of_day
 from bot.host.backoff import one_line
+from bot.llm.roles import ModelRole, purpose_of
 from bot.memory.follower import CHECKPOINT_KIND
 from bot.memory.indexes.commands import NO_MODEL, STATUS_HELP
 from bot.owner.tokens import sign_in_state
@@ -24,6 +25,7 @@ from bot.services import Services
 from bot.sync.status import load_status
 from bot.web.status.actions import action_items
 from bot.web.status.attachments import attachment_items
+from bot.web.status.costs import cost_items
 from bot.web.status.items import Item
 from storage.models import ApiUsage, InboxItem, Matter, Session
 from storage.repos import discovery as discovery_repo
@@ -34,17 +36,6 @@ DAYS = 14
 UNASKED_SHOWN = 10
 PARKED_SHOWN = 10
 ERROR_SHOWN = 300
-ROLES = {  # model call purpose -> who made it
-    "bot_turn": "Bot",
-    "matter_turn": "task agents",
-    "matter_review": "reviewer",
-    "session_summary": "summaries",
-    "workhub_route": "Bot",
-    "index_turn": "indexers",
-    "discovery_turn": "discovery",
-    "judgement_turn": "discovery",
-}
-ROLE_ORDER = ("Bot", "task agents", "reviewer", "summaries", "indexers", "discovery", "other")
 
 
 class DayUsage(BaseModel):
@@ -72,6 +63,8 @@ class StatusReport(BaseModel):
     actions: list[Item] = []  # outward actions: who asked, who approved, what came of it
     unasked: list[Item]  # what the assistant said on its own lately, and why
     model_usage: list[DayUsage]
+    costs: list[Item] = []  # per role today and over 7 days; the fallback model's use
+    top_conversations: list[Item] = []  # by cost over 7 days
     feishu_api: list[ApiDay]
     feishu_quota: int
     feishu_month_calls: int
@@ -88,6 +81,7 @@ class StatusReport(BaseModel):
             self.attachments,
             self.owner,
             self.actions,
+            self.costs,
         )
         return sum(1 for group in groups for item in group if item.red)
 
@@ -95,6 +89,7 @@ class StatusReport(BaseModel):
 async def build_report(services: Services) -> StatusReport:
     settings, tz, now = services.settings, services.settings.tz, utcnow()
     api_days, month_calls = await _feishu_api(services, tz, now)
+    costs, top_conversations = await cost_items(services, tz, now)
     return StatusReport(
         generated_at=now,
         timezone=settings.timezone,
@@ -109,6 +104,8 @@ async def build_report(services: Services) -> StatusReport:
         actions=await action_items(services, tz),
         unasked=await _unasked(services, tz),
         model_usage=await _model_usage(services, tz, now),
+        costs=costs,
+        top_conversations=top_conversations,
         feishu_api=api_days,
         feishu_quota=settings.feishu_api_quota,
         feishu_month_calls=month_calls,
@@ -198,7 +195,7 @@ async def _indexes(services: Services, tz: tzinfo) -> list[Item]:
         red = state in ("check_failed", "maintenance_failed")
         pending = "unknown" if i.pending_count is None else str(i.pending_count)
         hint = STATUS_HELP.get(state, "") if red else ""
-        if not red and services.model is None and not i.paused:
+        if not red and services.model_for(ModelRole.INDEXER) is None and not i.paused:
             red, hint = True, NO_MODEL
         items.append(
             Item(
@@ -367,7 +364,7 @@ async def _model_usage(services: Services, tz: tzinfo, now: datetime) -> list[Da
     calls: dict[date, int] = defaultdict(int)
     for q in quarters:
         day = q.start.astimezone(tz).date()
-        tokens[day][ROLES.get(q.purpose, "other")] += q.tokens
+        tokens[day][purpose_of(q.purpose).label] += q.tokens
         calls[day] += q.calls
     days = [first + timedelta(days=n) for n in range(DAYS)]
     return [DayUsage(day=d, tokens=dict(tokens[d]), calls=calls[d]) for d in days]
