@@ -44,8 +44,9 @@ _INSERT = core_insert(cast(Table, ModelCall.__table__))
 def _row(call: ModelCall) -> dict[str, Any]:
     # An ORM object's column defaults are applied at flush, which a Core insert skips.
     row = {name: getattr(call, name) for name in _FIELDS}
-    if row["fallback"] is None:
-        row["fallback"] = False
+    for flag in ("usage_estimated", "fallback"):
+        if row[flag] is None:
+            row[flag] = False
     return row
 
 
