@@ -416,10 +416,11 @@ class OpenAICompatibleProvider:
             )
         return self._session
 
-    def wire(self) -> tuple[aiohttp.ClientSession, str, str | None]:
-        """The session (its headers carry the key), base URL and proxy this provider talks
-        over: for probes (`bot.llm.probe`) that ask the server what `complete` does not."""
-        return self._http(), self._url, self._proxy
+    def wire(self) -> tuple[aiohttp.ClientSession, str, str | None, dict[str, str]]:
+        """The session (its headers carry the key), base URL, proxy and query (Azure's
+        api-version) this provider talks over: for probes (`bot.llm.probe`) that ask the
+        server what `complete` does not."""
+        return self._http(), self._url, self._proxy, dict(self._query)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -98,7 +98,7 @@ def _not_asked() -> Finding:
 async def _streams(provider: OpenAICompatibleProvider) -> Finding:
     """Whether a `stream: true` request is answered as server-sent events (`data:` lines).
     Not streaming is no failure: replies then come whole."""
-    http, url, proxy = provider.wire()
+    http, url, proxy, query = provider.wire()
     body = {
         "model": provider.model,
         "messages": [{"role": "user", "content": "Say ok."}],
@@ -109,6 +109,7 @@ async def _streams(provider: OpenAICompatibleProvider) -> Finding:
         async with http.post(
             url + "/chat/completions",
             json=body,
+            params=query,
             proxy=proxy,
             headers={"Accept": "text/event-stream"},
         ) as response:
@@ -138,9 +139,9 @@ async def _context_window(provider: OpenAICompatibleProvider) -> Finding:
     """The window the server reports for the model: its `GET /models` entry, else Ollama's
     `POST /api/show` (`model_info["<architecture>.context_length"]`,
     https://github.com/ollama/ollama/blob/main/docs/api.md#show-model-information)."""
-    http, url, proxy = provider.wire()
+    http, url, proxy, query = provider.wire()
     try:
-        async with http.get(url + "/models", proxy=proxy) as response:
+        async with http.get(url + "/models", params=query, proxy=proxy) as response:
             page = await response.json(content_type=None) if response.status < 400 else None
         entry = _entry_for(page, provider.model)
         for name in CONTEXT_FIELDS:

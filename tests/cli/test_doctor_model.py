@@ -89,3 +89,16 @@ async def test_doctor_fails_and_prints_the_line_for_a_model_without_tools(
     lines = [line for line in out.splitlines() if "model-tools:" in line]
     assert len(lines) == 1 and lines[0].startswith("FAIL"), out
     assert "model gemma3:4b refused tools" in lines[0] and NEEDS_TOOLS in lines[0]
+
+
+async def test_an_azure_deployment_is_probed_with_its_api_version(tmp_path: Path) -> None:
+    """Azure answers nothing without `api-version` (a 404): the probe's stream request carries
+    it as `complete` does, so a streaming deployment is said to stream."""
+    async with FakeOpenAIServer(azure_deployment="gpt-4o-prod", streams=True) as server:
+        for _ in range(2):  # a deployment lists no /models: the listing check pings it first
+            server.reply_tool_calls([("report_ready", {"ready": True})])
+        found = await _doctor(server, tmp_path, "gpt-4o-prod")
+        streamed = [r for r in server.requests if isinstance(r, dict) and r.get("stream")]
+    assert found["model-tools"].ok, found["model-tools"]
+    assert found["model-streaming"].detail.startswith("streams"), found["model-streaming"]
+    assert streamed, "the probe asked for no stream"
