@@ -18,13 +18,18 @@
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
 
 from aiohttp import web
 
 from tests.fakes.openai_server import FakeOpenAIServer, RecordedRequest, openai_error
+
+
+def refuses_tools(body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+    """Ollama's answer to a request with tools for a model whose template declares none."""
+    if not body.get("tools"):
+        return None
+    return 400, openai_error(f"{body.get('model')} does not support tools", "api_error")
 
 
 class ProviderStandIn(FakeOpenAIServer):
@@ -37,52 +42,14 @@ class ProviderStandIn(FakeOpenAIServer):
         ollama_context: int | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
-        self.refuse_tools = refuse_tools
-        self.streams = streams
+        super().__init__(streams=streams, **kwargs)
+        self.extra_check = refuses_tools if refuse_tools else None
         self.model_fields = dict(model_fields or {})
         self.ollama_context = ollama_context
 
     def add_routes(self, app: web.Application) -> None:
         if self.ollama_context is not None:
             app.router.add_post("/api/show", self._show)
-
-    async def _chat(self, request: web.Request) -> web.Response | web.StreamResponse:  # type: ignore[override]
-        try:
-            body: Any = json.loads(await request.read())
-        except ValueError:
-            body = None
-        if isinstance(body, dict) and (
-            (self.refuse_tools and body.get("tools")) or (self.streams and body.get("stream"))
-        ):
-            self.log.append(
-                RecordedRequest(request.method, request.path, dict(request.headers), body)
-            )
-            if (denied := self._unauthorized(request)) is not None:
-                return denied
-            if body.get("stream"):
-                return await self._stream(request, body)
-            message = f"{body.get('model')} does not support tools"
-            return web.json_response(openai_error(message, "api_error"), status=400)
-        return await super()._chat(request)
-
-    async def _stream(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        await response.prepare(request)
-        base = {
-            "id": "chatcmpl-fake-stream",
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": body.get("model"),
-        }
-        for delta, finish in (({"role": "assistant", "content": "ok"}, None), ({}, "stop")):
-            chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
-        return response
 
     async def _models(self, request: web.Request) -> web.Response:
         if not self.model_fields:
