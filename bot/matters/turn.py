@@ -88,7 +88,13 @@ class MatterTurn:
                 )
             ),
         ]
-        loop = AgentLoop(self.model, self.tools, purpose="matter_turn", max_steps=self.max_steps)
+        loop = AgentLoop(
+            self.model,
+            self.tools,
+            purpose="matter_turn",
+            max_steps=self.max_steps,
+            conversation_id=matter.conversation_id,  # its costs are the chat's it serves
+        )
         try:
             async with asyncio.timeout(self.timeout):
                 for _ in range(MAX_NUDGES + 1):
