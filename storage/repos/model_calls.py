@@ -136,6 +136,7 @@ class Spend:
     output_tokens: int
     calls: int
     fallback_calls: int
+    estimated_calls: int = 0  # calls whose endpoint reported no usage (tokens estimated)
 
 
 async def spend_since(
@@ -151,11 +152,12 @@ async def spend_since(
         func.coalesce(func.sum(ModelCall.output_tokens), 0),
         func.count(ModelCall.id),
         func.coalesce(func.sum(case((ModelCall.fallback.is_(True), 1), else_=0)), 0),
+        func.coalesce(func.sum(case((ModelCall.usage_estimated.is_(True), 1), else_=0)), 0),
     ).where(ModelCall.created_at >= since)
     if by_conversation:
         query = query.where(ModelCall.conversation_id.is_not(None))
     rows = await tx.execute(query.group_by(key, ModelCall.model))
     return [
-        Spend(str(k), str(model), int(i), int(o), int(n), int(f))
-        for k, model, i, o, n, f in rows.all()
+        Spend(str(k), str(model), int(i), int(o), int(n), int(f), int(e))
+        for k, model, i, o, n, f, e in rows.all()
     ]

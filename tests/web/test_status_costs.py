@@ -49,6 +49,7 @@ async def test_the_page_shows_costs_per_role_and_the_conversations_that_cost_mos
                       fallback=True),
                 _call("matter_turn", "gpt-4o-2024-08-06", 100_000, 10_000),
                 _call("index_turn", "local-llama", 4_000, 1_000),
+                _call("discovery_turn", "deepseek-chat", 1_000_000, 0, usage_estimated=True),
                 _call("bot_turn", "deepseek-chat", 2_000_000, 1_000_000, days_ago=3,
                       conversation_id=102),
                 _call("bot_turn", "deepseek-chat", 9_000_000, 0, days_ago=10,
@@ -63,6 +64,8 @@ async def test_the_page_shows_costs_per_role_and_the_conversations_that_cost_mos
     assert "Bot 0.2711 USD today 1.91 USD in 7 days, 3 calls" in costs
     assert "task agents 0.3500 USD today 0.3500 USD in 7 days, 1 call" in costs  # gpt-4o-*
     assert "indexers 0.0000 USD today" in costs
+    # an endpoint that reported no usage: priced from the tokenizer's estimate, and said so
+    assert "discovery 0.2700 USD (est.) today 0.2700 USD (est.) in 7 days" in costs
     assert "no price for local-llama (5000 tokens)" in costs
     assert "fallback model used 1 time today backup-model" in costs
     assert "What to do: the primary model failed and the fallback answered" in costs

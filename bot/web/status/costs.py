@@ -29,11 +29,13 @@ class _Tally:
     cost: float = 0.0
     calls: int = 0
     fallback_calls: int = 0
+    estimated: bool = False  # some of its tokens are estimates (the endpoint reported none)
     unpriced: dict[str, int] = field(default_factory=dict)  # model -> tokens without a price
 
     def add(self, spend: Spend, settings: ModelSettings) -> None:
         self.calls += spend.calls
         self.fallback_calls += spend.fallback_calls
+        self.estimated = self.estimated or spend.estimated_calls > 0
         price = settings.price_of(spend.model)
         if price is None:
             tokens = spend.input_tokens + spend.output_tokens
@@ -47,8 +49,10 @@ def _times(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def money(amount: float, currency: str) -> str:
-    return f"{amount:.4f} {currency}" if amount < 1 else f"{amount:.2f} {currency}"
+def money(amount: float, currency: str, *, estimated: bool = False) -> str:
+    """`estimated`: part of it is priced from estimated tokens, marked "est." as /status does."""
+    shown = f"{amount:.4f} {currency}" if amount < 1 else f"{amount:.2f} {currency}"
+    return f"{shown} (est.)" if estimated else shown
 
 
 def _unpriced(tally: _Tally) -> str:
@@ -89,9 +93,9 @@ async def cost_items(
         items.append(
             Item(
                 name=label,
-                state=f"{money(d.cost, currency)} today",
-                detail=f"{money(w.cost, currency)} in {WEEK_DAYS} days, {_times(w.calls, 'call')}"
-                + _unpriced(w),
+                state=f"{money(d.cost, currency, estimated=d.estimated)} today",
+                detail=f"{money(w.cost, currency, estimated=w.estimated)} in {WEEK_DAYS} days, "
+                f"{_times(w.calls, 'call')}" + _unpriced(w),
             )
         )
     items.append(_fallback_item(services, sum(t.fallback_calls for t in today_by.values())))
@@ -122,7 +126,7 @@ def _top_conversations(spends: list[Spend], settings: ModelSettings, currency: s
     return [
         Item(
             name=f"conversation {conversation}",
-            state=money(tally.cost, currency),
+            state=money(tally.cost, currency, estimated=tally.estimated),
             detail=f"{_times(tally.calls, 'call')} in {WEEK_DAYS} days" + _unpriced(tally),
         )
         for conversation, tally in ranked[:TOP_CONVERSATIONS]
