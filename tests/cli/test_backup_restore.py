@@ -19,7 +19,7 @@ from bot.memory.search import SearchService, open_index
 from storage import backup as backup_module
 from storage.claims import HOST_LEASE_PREFIX
 from storage.db import create_database
-from storage.migrate import current_revision, head_revision
+from storage.migrate import current_revision, head_revision, migrate
 from storage.models import Conversation, InboundEvent, Lease, Session, SourceRecord
 from storage.repos import sessions
 from storage.repos import sources as source_repo
@@ -29,6 +29,7 @@ from storage.types import utcnow
 from storage.urls import is_sqlite
 from tests import databases
 from tests.apps import make_settings, running_app
+from tests.cli.test_commands import _env, _run
 from tests.feishu_world import WorldFactory
 from tests.waiting import wait_until
 
@@ -189,6 +190,33 @@ async def test_a_backup_from_a_newer_schema_is_refused_in_one_line(
         await target.dispose()
 
 
+async def test_a_backup_from_an_older_schema_is_restored_and_migrated_up(
+    restore_url: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if is_sqlite(restore_url):
+        old_url = databases.normalize_database_url(f"sqlite:///{tmp_path / 'old.db'}")
+    else:
+        server: str = request.getfixturevalue("postgres_server")
+        old_url = await databases.create_postgres_database(server, migrated=False)
+    old = create_database(old_url)
+    try:
+        await migrate(old, "0027")
+        file = tmp_path / "old.backup"
+        assert await run_backup(_settings(tmp_path, "old", old_url), file) == 0
+    finally:
+        await old.dispose()
+        if not is_sqlite(old_url):
+            await databases.drop_postgres_database(server, old_url)
+
+    assert await run_restore(_settings(tmp_path, "restored", restore_url), file, force=False) == 0
+
+    target = create_database(restore_url)
+    try:
+        assert await current_revision(target) == head_revision() != "0027"
+    finally:
+        await target.dispose()
+
+
 async def test_a_missing_pg_dump_is_named_in_one_line_with_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -201,6 +229,22 @@ async def test_a_missing_pg_dump_is_named_in_one_line_with_what_to_install(
     line = _one_line(capsys.readouterr().err)
     assert line.startswith("pg_dump not found") and "apt-get install postgresql-client" in line
     assert not (tmp_path / "maka.backup").exists()
+
+
+async def test_the_maka_commands_back_up_and_refuse_to_overwrite_data_in_one_line(
+    tmp_path: Path, sqlite_template: Path
+) -> None:
+    url = databases.copy_sqlite(sqlite_template, tmp_path / "data" / "maka.db")
+    await _seed(url)
+    env = _env(tmp_path, MAKA_DATABASE_URL=url)
+    file = tmp_path / "maka.backup"
+
+    code, out, err = await _run(["backup", str(file)], env)
+    assert (code, err) == (0, ""), err
+    assert out.startswith("backed up the sqlite database at schema")
+
+    code, out, err = await _run(["restore", str(file)], env)
+    assert code == 1 and "add --force" in _one_line(out + err)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
