@@ -97,7 +97,7 @@ def restore_sqlite(backup: Path, target: Path) -> None:
     -shm files stay consistent with the main file)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        src = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
+        src = sqlite3.connect(_read_only(backup), uri=True)
         try:
             dst = sqlite3.connect(target)
             try:
@@ -112,7 +112,7 @@ def restore_sqlite(backup: Path, target: Path) -> None:
 
 def _sqlite_revision(path: Path) -> str | None:
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(_read_only(path), uri=True)
         try:
             row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         finally:
@@ -124,6 +124,11 @@ def _sqlite_revision(path: Path) -> str | None:
     except sqlite3.DatabaseError as exc:
         raise BackupError(f"cannot read {path}: {exc}") from None
     return str(row[0]) if row else None
+
+
+def _read_only(path: Path) -> str:
+    """A URI, so the file is opened read-only and never created (a name with ? or # is quoted)."""
+    return f"{path.resolve().as_uri()}?mode=ro"
 
 
 def _partial_path(target: Path) -> Path:

@@ -217,6 +217,21 @@ async def test_a_backup_from_an_older_schema_is_restored_and_migrated_up(
         await target.dispose()
 
 
+async def test_a_sqlite_backup_is_not_restored_into_postgresql(
+    tmp_path: Path, sqlite_template: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "odd name?#.backup"
+    url = databases.copy_sqlite(sqlite_template, tmp_path / "maka.db")
+    assert await run_backup(_settings(tmp_path, "lite", url), file) == 0
+    capsys.readouterr()
+    pg = _settings(tmp_path, "pg", "postgresql://postgres@127.0.0.1:5432/nowhere")
+
+    assert await run_restore(pg, file, force=True) == 1
+
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith("a sqlite backup cannot be restored into a postgresql database")
+
+
 async def test_a_missing_pg_dump_is_named_in_one_line_with_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
