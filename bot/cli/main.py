@@ -39,6 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--limit", type=_hits, default=10, help=f"1 to {MAX_LIMIT} hits")
     add_sync_parser(sub)
+    backup = sub.add_parser("backup", help="copy the database to FILE (while serving is fine)")
+    backup.add_argument("file", type=Path)
+    restore = sub.add_parser(
+        "restore", help="replace the database by backup FILE (stop maka serve first)"
+    )
+    restore.add_argument("file", type=Path)
+    restore.add_argument(
+        "--force", action="store_true", help="replace a database that already holds data"
+    )
     index = sub.add_parser("index", help="memory indexes: list, or show NAME")
     index.add_argument("action", choices=["list", "show"])
     index.add_argument("name", nargs="?")
@@ -121,6 +130,14 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         from bot.sync.cli import run_sync
 
         return await run_sync(settings, args)
+    if args.command == "backup":
+        from bot.cli.backup import run_backup
+
+        return await run_backup(settings, args.file)
+    if args.command == "restore":
+        from bot.cli.backup import run_restore
+
+        return await run_restore(settings, args.file, force=args.force)
     if args.command == "index":
         from bot.cli.indexes import run_index
 
