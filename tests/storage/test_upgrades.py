@@ -13,13 +13,14 @@ by the revision its tables appeared in.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import LargeBinary, bindparam, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.cli.search import rebuild
@@ -27,7 +28,7 @@ from bot.memory.search import SearchService
 from storage.db import Database, create_database
 from storage.migrate import current_revision, head_revision, known_revisions, migrate
 from storage.models import Matter, ModelCall, Session
-from storage.repos import conversations, inbound, inbox, outbox, sessions, sources
+from storage.repos import attachments, conversations, inbound, inbox, outbox, sessions, sources
 from storage.repos.inbound import NewEvent
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import JSONType, UTCDateTime
@@ -58,14 +59,18 @@ async def insert(conn: AsyncConnection, table: str, row: dict[str, Any]) -> int:
     typed = [
         bindparam(k, type_=UTCDateTime())
         if isinstance(v, datetime)
+        else bindparam(k, type_=LargeBinary())
+        if isinstance(v, bytes)
         else bindparam(k, type_=JSONType)
         if isinstance(v, dict | list)
         else bindparam(k)
         for k, v in row.items()
     ]
     columns, values = ", ".join(row), ", ".join(f":{k}" for k in row)
-    stmt = text(f"INSERT INTO {table} ({columns}) VALUES ({values}) RETURNING id")
-    return int((await conn.execute(stmt.bindparams(*typed), row)).scalar_one())
+    returning = "" if table == "attachment_blobs" else " RETURNING id"  # keyed by its hash
+    stmt = text(f"INSERT INTO {table} ({columns}) VALUES ({values}){returning}")
+    result = await conn.execute(stmt.bindparams(*typed), row)
+    return int(result.scalar_one()) if returning else 0
 
 
 # ---- writers: the rows of one batch, keyed by the revision their tables appeared in --------
@@ -144,11 +149,41 @@ async def write_source(conn: AsyncConnection, tag: str) -> None:
     })  # fmt: skip
 
 
+def blob_of(tag: str) -> bytes:
+    return f"%PDF-1.4 minutes of {tag}".encode()
+
+
+async def write_attachment(conn: AsyncConnection, tag: str) -> None:
+    """0022: a file sent in a chat, fetched and read: its bytes, its row, its text's record."""
+    now, data = WRITTEN_AT, blob_of(tag)
+    sha = hashlib.sha256(data).hexdigest()
+    await insert(conn, "attachment_blobs", {
+        "sha256": sha, "size": len(data), "data": data, "kind": "pdf",
+        "text": f"minutes {word(tag)}", "detail": "1 page", "extracted_at": now, "created_at": now,
+    })  # fmt: skip
+    record = await insert(conn, "source_records", {
+        "source": f"feishu:oc_file_{tag}", "external_id": f"om_file_{tag}#att:file_{tag}",
+        "scope": f"chat:oc_file_{tag}", "title": f"minutes-{tag}.pdf",
+        "text": f"minutes {word(tag)}", "author": "ou_alice", "sent_at": now,
+        "payload": {"attachment": {"name": f"minutes-{tag}.pdf", "sha256": sha},
+                    "parent": f"om_file_{tag}"},
+        "created_at": now,
+    })  # fmt: skip
+    await insert(conn, "attachments", {
+        "platform": "feishu", "message_id": f"om_file_{tag}", "resource_key": f"file_{tag}",
+        "source": f"feishu:oc_file_{tag}", "scope": f"chat:oc_file_{tag}",
+        "chat_id": f"oc_file_{tag}", "kind": "file", "name": f"minutes-{tag}.pdf",
+        "declared_size": len(data), "author": "ou_alice", "sent_at": now, "state": "done",
+        "sha256": sha, "record_id": record, "attempts": 1, "created_at": now, "updated_at": now,
+    })  # fmt: skip
+
+
 Writer = Callable[[AsyncConnection, str], Awaitable[None]]
 WRITERS: list[tuple[str, Writer]] = [
     ("0001", write_chat),
     ("0005", write_task),
     ("0006", write_source),
+    ("0022", write_attachment),
 ]
 
 
@@ -200,11 +235,23 @@ async def check_source(db: Database, tag: str, revisions: list[str]) -> None:
         assert await sources.count_records(tx, f"mail-{tag}") == 1, tag
 
 
+async def check_attachment(db: Database, tag: str, revisions: list[str]) -> None:
+    async with db.read() as tx:
+        [row] = await attachments.of_messages(tx, "feishu", [f"om_file_{tag}"])
+        assert (row.state, row.name) == (attachments.DONE, f"minutes-{tag}.pdf"), tag
+        assert row.sha256 is not None and row.record_id is not None
+        stored = await attachments.blob(tx, row.sha256)
+        assert stored is not None and bytes(stored.data) == blob_of(tag), tag
+        [record] = await sources.records_between(tx, [(row.record_id, row.record_id)], 1)
+        assert record.text == f"minutes {word(tag)}", tag
+
+
 Check = Callable[[Database, str, list[str]], Awaitable[None]]
 CHECKS: dict[Writer, Check] = {
     write_chat: check_chat,
     write_task: check_task,
     write_source: check_source,
+    write_attachment: check_attachment,
 }
 
 
@@ -271,6 +318,10 @@ async def check_search_finds_every_batch(
             expected.setdefault(tag, set()).add(("session_user", f"chat {tag}"))
         if writer is write_source:
             expected.setdefault(tag, set()).add(("source_mail", "quarterly numbers"))
+        if writer is write_attachment:
+            expected.setdefault(tag, set()).add(
+                ("source_message", f"attachment 'minutes-{tag}.pdf' in chat:oc_file_{tag}")
+            )
     search = SearchService(EmbeddedSearchIndex(tmp_path / "search"))
     try:
         await rebuild(db, search, tool_output=False)
