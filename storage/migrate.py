@@ -25,7 +25,13 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 async def migrate(db: Database, revision: str = "head") -> None:
     async with db.engine.begin() as conn:
-        await conn.run_sync(lambda sync: command.upgrade(alembic_config(sync), revision))
+        await conn.run_sync(lambda sync: _upgrade(sync, revision))
+
+
+def _upgrade(connection: Connection, revision: str) -> None:
+    # Checked on the migrating connection itself, so nothing is written to a newer schema.
+    refuse_unknown(MigrationContext.configure(connection).get_current_revision())
+    command.upgrade(alembic_config(connection), revision)
 
 
 async def current_revision(db: Database) -> str | None:
@@ -48,9 +54,31 @@ class SchemaOutOfDate(DatabaseNotReady):
     pass
 
 
+class SchemaTooNew(DatabaseNotReady):
+    pass
+
+
+def known_revisions() -> list[str]:
+    """Every revision this version ships, oldest first."""
+    script = ScriptDirectory.from_config(alembic_config())
+    return [rev.revision for rev in reversed(list(script.walk_revisions()))]
+
+
+def refuse_unknown(current: str | None) -> None:
+    """A schema this version has never heard of was written by a newer version (or a branch):
+    running on it or migrating it would corrupt what that version stored."""
+    if current is not None and current not in known_revisions():
+        raise SchemaTooNew(
+            f"database schema is at {current}, which this version does not know (it knows up to "
+            f"{head_revision()}): a newer version migrated it; run that version or restore a "
+            "backup taken before the upgrade"
+        )
+
+
 async def require_current_schema(db: Database) -> None:
     """For commands that only read: they never migrate, so the schema must be current."""
     current, head = await current_revision(db), head_revision()
+    refuse_unknown(current)
     if current != head:
         fix = "`maka serve` migrates it" if db.is_sqlite else "run `maka migrate`"
         raise SchemaOutOfDate(
@@ -65,6 +93,7 @@ async def prepare_schema(db: Database) -> None:
         await migrate(db)
         return
     current, head = await current_revision(db), head_revision()
+    refuse_unknown(current)
     if current != head:
         raise SchemaOutOfDate(
             f"database schema is at {current or 'empty'}, this version needs {head}: "

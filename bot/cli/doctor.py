@@ -20,7 +20,7 @@ from bot.memory.search import SearchService, open_index
 from bot.owner.signin import refusal
 from bot.owner.tokens import read_sign_in_state
 from storage.db import DatabaseNotReady, create_database, describe_error
-from storage.migrate import current_revision, head_revision
+from storage.migrate import current_revision, head_revision, refuse_unknown
 from storage.urls import masked_database_url, sqlite_file_of
 
 CHECK_TIMEOUT = 10.0
@@ -50,6 +50,7 @@ async def check_database(settings: Settings) -> Check:
     try:
         await db.reach()
         current, head = await current_revision(db), head_revision()
+        refuse_unknown(current)
     except DatabaseNotReady as exc:
         return Check("database", False, str(exc))
     except Exception as exc:
