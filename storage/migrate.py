@@ -45,11 +45,6 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
-def known_revisions() -> set[str]:
-    """Every revision this code can migrate from: one not among them is a newer schema."""
-    return {r.revision for r in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
-
-
 class SchemaOutOfDate(DatabaseNotReady):
     pass
 
