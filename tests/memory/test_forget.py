@@ -13,6 +13,7 @@ from sqlalchemy import select
 from bot.forget import batch
 from bot.forget.parse import parse_words
 from bot.llm.scripted import ScriptedProvider
+from bot.memory.recall import memory_search
 from storage.db import Database
 from storage.models import (
     Attachment,
@@ -21,13 +22,15 @@ from storage.models import (
     IndexEntry,
     MemoryIndex,
     NotebookNote,
+    SessionEvent,
     SourceRecord,
 )
 from storage.repos import forgets
 from storage.repos import sources as source_repo
 from storage.repos.sources import NewRecord, is_tombstone
 from storage.types import utcnow
-from tests.assistant.support import bot_world, replies, say
+from tests.assistant.support import bot_world, replies, say, send
+from tests.channels.feishu.test_recalls import owner_access
 from tests.feishu_world import WorldFactory
 from tests.waiting import wait_until
 
@@ -294,3 +297,34 @@ def test_a_forget_without_a_target_or_with_a_bad_day_is_one_clear_line() -> None
         parse_words(["between", "2026-13-01", "2026-02-01"], UTC)
     with pytest.raises(ValueError, match="end must come after"):
         parse_words(["between", "2026-02-01", "2026-01-01"], UTC)
+
+
+async def test_a_forgotten_chat_leaves_the_turn_logs_and_the_bots_memory_search(
+    make_world: WorldFactory,
+) -> None:
+    model = ScriptedProvider([send("send_user", {"text": "noted"}), send("sleep", {})])
+    async with bot_world(make_world, model) as w:
+        await say(w, "my locker is narwhal512")
+        assert await replies(w, 1) == ["noted"]
+
+        async def in_log_search() -> bool:
+            hits = await w.app.services.search.search("narwhal512")
+            return any(h.kind == "session_user" for h in hits)
+
+        await wait_until(in_log_search, what="the turn's log in search")
+        await say(w, "/forget chat oc_owner_dm confirm")
+        answer = (await replies(w, 2))[1]
+        assert "Forgot chat oc_owner_dm" in answer and "1 logs redacted" in answer, answer
+
+        async def gone() -> bool:
+            return not await w.app.services.search.search("narwhal512")
+
+        await wait_until(gone, what="the forgotten words to leave search")
+        assert await memory_search(owner_access(w), "narwhal512") == (
+            "nothing found for 'narwhal512'"
+        )
+        async with w.app.services.db.read() as tx:
+            logged = (
+                await tx.scalars(select(SessionEvent).where(SessionEvent.kind == "user"))
+            ).all()
+        assert logged and all("narwhal512" not in e.text for e in logged)
