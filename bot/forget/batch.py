@@ -117,13 +117,17 @@ def retry_in(attempts: int) -> timedelta:
 
 
 async def run_claimed(
-    db: Database, request: ForgetRequest, owner: str, notifier: Notifier | None = None
+    db: Database,
+    request: ForgetRequest,
+    owner: str,
+    notifier: Notifier | None = None,
+    size: int = BATCH,
 ) -> Progress | None:
     """Carry a claimed request to its end, batch by batch; a failing batch is rolled back and
     the request backed off (parked after forgets.PARK_AFTER failures). None when it failed."""
     while True:
         try:
-            progress = await run_batch(db, request, owner, notifier)
+            progress = await run_batch(db, request, owner, notifier, size)
         except LeaseLost:
             return None
         except Exception as exc:

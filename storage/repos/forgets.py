@@ -16,7 +16,19 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Text, and_, cast, delete, func, not_, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Text,
+    and_,
+    cast,
+    delete,
+    func,
+    not_,
+    or_,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim
@@ -107,18 +119,17 @@ _NOT_TOMBSTONE = not_(and_(Rec.text == "", Rec.sent_at.is_(None), Rec.author.is_
 
 
 async def count_matching(tx: AsyncSession, sel: Selector) -> dict[str, int]:
-    """What a forget of `sel` would remove now: records, attachments, notes (estimates of
-    the last two: they are found through the records)."""
+    """What a forget of `sel` would remove now: its records and their attachments (what
+    cites them is found as each batch goes)."""
     where = [*await _where(tx, sel), _NOT_TOMBSTONE]
     records = int(await tx.scalar(select(func.count(Rec.id)).where(*where)) or 0)
-    attachments = int(
-        await tx.scalar(
-            select(func.count(Attachment.id)).where(
-                Attachment.record_id.in_(select(Rec.id).where(*where))
-            )
-        )
-        or 0
+    of_them = or_(
+        Attachment.record_id.in_(select(Rec.id).where(*where)),
+        tuple_(Attachment.source, Attachment.message_id).in_(
+            select(Rec.source, Rec.external_id).where(*where)
+        ),
     )
+    attachments = int(await tx.scalar(select(func.count(Attachment.id)).where(of_them)) or 0)
     return {"records": records, "attachments": attachments}
 
 

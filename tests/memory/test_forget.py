@@ -5,10 +5,11 @@ stays. Both databases; the chat test runs the real app (search follower, Feishu 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.forget import batch
 from bot.forget.parse import parse_words
@@ -245,36 +246,45 @@ async def test_a_failed_batch_is_rolled_back_and_the_forget_resumes_where_it_sto
     real = forgets.drop_notes
     calls = 0
 
-    async def fails_second_batch(tx: object, seqs: Sequence[int]) -> int:
+    async def fails_second_batch(tx: AsyncSession, seqs: Sequence[int]) -> int:
         nonlocal calls
         calls += 1
         if calls == 2:
             raise RuntimeError("disk full")
-        return await real(tx, seqs)  # type: ignore[arg-type]
+        return await real(tx, seqs)
 
     monkeypatch.setattr(forgets, "drop_notes", fails_second_batch)
     sel, _ = parse_words(["source", "feishu"], UTC)
     async with db.write() as tx:
-        request_id = await forgets.create(tx, sel, "ou_owner", utcnow())
+        await forgets.create(tx, sel, "ou_owner", utcnow())
     async with db.write() as tx:
-        request = await forgets.claim_due(tx, owner="t", now=utcnow(), lease=batch.LEASE)
+        request = await forgets.claim_due(tx, owner="a", now=utcnow(), lease=batch.LEASE)
     assert request is not None
-    await batch.run_batch(db, request, "t", size=2)  # the team chat
     with pytest.raises(RuntimeError, match="disk full"):
-        await batch.run_batch(db, request, "t", size=2)  # the other chat: rolled back
-    assert "the kestrel deal closed" in await live_texts(db)
+        await batch.run_claimed(db, request, "a", size=2)  # the team chat, then a failure
+    assert "the kestrel deal closed" in await live_texts(db)  # the failed batch rolled back
+    assert "the falcon budget is 7M" not in await live_texts(db)
     async with db.read() as tx:
-        row = await tx.get(ForgetRequest, request_id)
-        assert row is not None and row.removed["records"] == 2
-    # Resumed (as after a crash, by whoever claims it next) from the committed cursor.
-    progress = await batch.run_batch(db, request, "t", size=2)
-    while not progress.done:
-        progress = await batch.run_batch(db, request, "t", size=2)
-    assert progress.removed["records"] == 4
-    assert not {"falcon", "heron", "osprey", "kestrel"} & {
-        w for t in await live_texts(db) for w in t.split()
-    }
+        row = await tx.get(ForgetRequest, request.id)
+    assert row is not None and row.status == forgets.PENDING and row.lease_owner is None
+    assert row.attempts == 1 and row.error == "RuntimeError: disk full"
+    assert row.removed["records"] == 2 and row.next_attempt_at is not None
+    async with db.write() as tx:  # not due before its backoff ends
+        assert await forgets.claim_due(tx, owner="b", now=utcnow(), lease=batch.LEASE) is None
+
+    # Another process (as after a crash) takes it up once due, from the committed cursor.
+    later = row.next_attempt_at + timedelta(seconds=1)
+    async with db.write() as tx:
+        again = await forgets.claim_due(tx, owner="b", now=later, lease=batch.LEASE)
+    assert again is not None and again.id == request.id
+    progress = await batch.run_claimed(db, again, "b", size=2)
+    assert progress is not None and progress.removed["records"] == 4
+    words = {w for t in await live_texts(db) for w in t.split()}
+    assert not {"falcon", "heron", "osprey", "kestrel"} & words and "condor" in words
     assert await note_texts(db) == set()
+    async with db.read() as tx:
+        done = await tx.get(ForgetRequest, request.id)
+    assert done is not None and done.status == forgets.DONE and done.error is None
 
 
 async def test_forget_is_refused_to_anyone_but_the_owner_in_their_dm(
