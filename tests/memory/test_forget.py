@@ -15,6 +15,7 @@ from bot.forget import batch
 from bot.forget.parse import parse_words
 from bot.llm.scripted import ScriptedProvider
 from bot.memory.recall import memory_search
+from bot.web.status.report import build_report
 from storage.db import Database
 from storage.models import (
     Attachment,
@@ -199,6 +200,22 @@ async def test_forgetting_a_chat_leaves_search_index_entries_and_notes_and_spare
         assert "the osprey plan is ready" in texts
         assert await entry_keys(services.db) == {"kestrel"}  # "birds" cited m1 too
         assert await note_texts(services.db) == {"kestrel deal noted"}
+        [shown] = (await build_report(services)).forgets
+        assert shown.name == "forget #1" and shown.state.startswith("done") and not shown.red
+        assert "2 records" in shown.state and "oc_team" not in shown.state
+
+
+async def test_a_parked_forget_is_red_on_the_status_page(make_world: WorldFactory) -> None:
+    async with bot_world(make_world, ScriptedProvider([])) as w:
+        services = w.app.services
+        sel, _ = parse_words(["chat", "oc_team"], UTC)
+        async with services.db.write() as tx:
+            request_id = await forgets.create(tx, sel, "ou_owner", utcnow())
+            row = await tx.get(ForgetRequest, request_id)
+            assert row is not None
+            row.status, row.error = forgets.PARKED, "RuntimeError: disk full"
+        [shown] = (await build_report(services)).forgets
+        assert shown.red and shown.detail == "RuntimeError: disk full", shown
 
 
 async def test_forgetting_a_person_removes_their_records_in_every_chat(db: Database) -> None:
