@@ -227,6 +227,15 @@ async def test_forgetting_a_person_removes_their_records_in_every_chat(db: Datab
     assert {"the heron meeting moved", "the kestrel deal closed"} <= texts
 
 
+async def test_a_chat_is_forgotten_by_its_name_as_by_its_id(db: Database) -> None:
+    await seed(db)
+    progress = await forget(db, ["chat", "Team"])
+    assert progress.removed["records"] == 2 and progress.removed["notes"] == 1
+    texts = await live_texts(db)
+    assert not {"the falcon budget is 7M", "the heron meeting moved"} & texts
+    assert "the osprey plan is ready" in texts
+
+
 async def test_forgetting_a_mail_sender_by_address_removes_their_mail(db: Database) -> None:
     await seed(db)
     await forget(db, ["person", "dana@x.org"])
