@@ -99,12 +99,14 @@ async def _remove(tx: AsyncSession, batch: list[SourceRecord], now: datetime) ->
 
 
 async def _redact_logs(tx: AsyncSession, record: SourceRecord, now: datetime) -> int:
-    """A chat message the Bot was shown: its words leave the turn logs, as a recall's do."""
+    """A chat message the Bot was shown: its words leave the turn logs, as a recall's do, and
+    if it still waits for its turn, no turn takes it."""
     if not record.source.startswith(f"{feishu_source.KIND}:") or "#" in record.external_id:
         return 0
     item = await inbox.item_of(tx, f"{feishu_source.KIND}:{record.external_id}")
     if item is None or item.item_id is None or item.conversation_id is None:
         return 0
+    await inbox.drop_waiting(tx, item.item_id, now)
     if item.created_at is None:
         return 0
     return await sessions.redact_item(

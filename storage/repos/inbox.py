@@ -501,3 +501,14 @@ async def item_of(tx: AsyncSession, dedupe_key: str) -> Recalled | None:
     payload = row.payload if isinstance(row.payload, dict) else {}
     words = tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
     return Recalled(row.id, row.conversation_id, row.created_at, False, None, words)
+
+
+async def drop_waiting(tx: AsyncSession, item_id: int, now: datetime) -> bool:
+    """A forgotten message still waiting for its turn is delivered as RECALLED, as a recalled
+    one is: no turn reads its words back into a log. True when it was waiting."""
+    result = await tx.execute(
+        update(_ITEMS)
+        .where(_ITEMS.c.id == item_id, _ITEMS.c.delivered_at.is_(None))
+        .values(delivered_at=now, batch_id=RECALLED, retry_at=None)
+    )
+    return bool(getattr(result, "rowcount", 0))

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+import bot.assistant.worker as worker_module
 from bot.forget import batch
 from bot.forget.parse import parse_words
 from bot.llm.scripted import ScriptedProvider
@@ -21,6 +22,7 @@ from storage.models import (
     Attachment,
     AttachmentBlob,
     ForgetRequest,
+    InboxItem,
     IndexEntry,
     MemoryIndex,
     NotebookNote,
@@ -29,9 +31,10 @@ from storage.models import (
 )
 from storage.repos import forgets
 from storage.repos import sources as source_repo
+from storage.repos.inbox import RECALLED
 from storage.repos.sources import NewRecord, is_tombstone
 from storage.types import utcnow
-from tests.assistant.support import bot_world, replies, say, send
+from tests.assistant.support import bot_world, quiet, replies, say, send
 from tests.channels.feishu.test_recalls import owner_access
 from tests.feishu_world import WorldFactory
 from tests.waiting import wait_until
@@ -364,3 +367,29 @@ async def test_a_forgotten_chat_leaves_the_turn_logs_and_the_bots_memory_search(
                 await tx.scalars(select(SessionEvent).where(SessionEvent.kind == "user"))
             ).all()
         assert logged and all("narwhal512" not in e.text for e in logged)
+
+
+async def test_a_forgotten_message_still_waiting_for_its_turn_is_never_answered(
+    make_world: WorldFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker_module, "MAX_DEBOUNCE", 120.0)  # it waits while we forget
+    model = ScriptedProvider([])  # a turn over the forgotten message would exhaust it
+    async with bot_world(make_world, model, bot_debounce=60.0) as w:
+        event = await say(w, "the vault code is zebra4471")
+        key = f"feishu:{event['event']['message']['message_id']}"
+        db = w.app.services.db
+
+        async def stored() -> bool:
+            async with db.read() as tx:
+                return (
+                    await tx.scalar(select(InboxItem).where(InboxItem.dedupe_key == key))
+                    is not None
+                )
+
+        await wait_until(stored, what="the message in the inbox")
+        await forget(db, ["chat", "oc_owner_dm"])
+        async with db.read() as tx:
+            item = await tx.scalar(select(InboxItem).where(InboxItem.dedupe_key == key))
+        assert item is not None and item.batch_id == RECALLED and item.delivered_at is not None
+        await quiet(w)
+        assert model.requests == [] and w.fake.sent == []
