@@ -59,6 +59,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
     from bot.actions.toolsets import install_task_action_tools
     from bot.assistant.component import Assistant
     from bot.discovery.component import Discovery
+    from bot.forget.worker import Forgetting
     from bot.matters.component import Matters
     from bot.memory.indexes.component import MemoryIndexes
     from bot.owner.component import OwnerSignIn
@@ -70,6 +71,7 @@ def components_for(settings: Settings, role: Role, bot: Component | None = None)
         SourcesComponent(),
         MemoryIndexes(),
         Discovery(),
+        Forgetting(),
         OwnerSignIn(role),
         Actions(),
     ]

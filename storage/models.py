@@ -820,3 +820,28 @@ class ActionPermission(Base):
     granted_by: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ForgetRequest(Base):
+    """The owner's `/forget` or `maka forget`: what to remove (`selector`), carried out in
+    batches by whoever claims it. `cursor` is the last record seq examined, so a crash or a
+    failed batch resumes where the last committed batch ended; `removed` counts what went.
+    status: pending | done | parked (attempts exhausted; `error` says why)."""
+
+    __tablename__ = "forget_requests"
+    __table_args__ = (Index("ix_forget_requests_due", "status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    selector: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    requested_by: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    cursor: Mapped[int] = mapped_column(BigInteger, default=0)
+    removed: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

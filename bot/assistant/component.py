@@ -12,6 +12,7 @@ from bot.assistant.tools import ToolInstaller, bot_tool_registry
 from bot.assistant.why import register_why_command
 from bot.assistant.worker import BotWorker
 from bot.discovery.commands import register_discovery_commands
+from bot.forget.commands import register_forget_commands
 from bot.matters.commands import register_matter_commands
 from bot.memory.commands import register_memory_commands
 from bot.memory.indexes.commands import register_index_commands
@@ -34,6 +35,7 @@ class Assistant:
         register_why_command(self.commands)
         register_owner_commands(self.commands)
         register_action_commands(self.commands)
+        register_forget_commands(self.commands)
         self.tools = bot_tool_registry(
             [
                 install_workhub_tools,

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.cli.forget import add_forget_parser
 from bot.config import ConfigError, Role, Settings, load_settings
 from bot.parsing import parse_whole
 from bot.sync.cli import add_sync_parser
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument(
         "--force", action="store_true", help="replace a database that already holds data"
     )
+    add_forget_parser(sub)
     index = sub.add_parser("index", help="memory indexes: list, or show NAME")
     index.add_argument("action", choices=["list", "show"])
     index.add_argument("name", nargs="?")
@@ -145,6 +147,10 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
             print("usage: maka index list | maka index show NAME", file=sys.stderr)
             return 2
         return await run_index(settings, args.action, args.name)
+    if args.command == "forget":
+        from bot.cli.forget import run_forget
+
+        return await run_forget(settings, args)
     if args.command == "eval":
         from bot.cli.evaluate import run_recall_eval
 

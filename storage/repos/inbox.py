@@ -484,3 +484,31 @@ async def recall_message(tx: AsyncSession, dedupe_key: str, now: datetime) -> Re
     payload = row.payload if isinstance(row.payload, dict) else {}
     words = tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
     return Recalled(row.id, row.conversation_id, row.created_at, waiting, turn_key, words)
+
+
+async def item_of(tx: AsyncSession, dedupe_key: str) -> Recalled | None:
+    """A message's item as `recall_message` reads it, changing nothing (a forget redacts the
+    turn logs that showed it, as a recall does)."""
+    row = (
+        await tx.execute(
+            select(
+                _ITEMS.c.id, _ITEMS.c.conversation_id, _ITEMS.c.created_at, _ITEMS.c.payload
+            ).where(_ITEMS.c.dedupe_key == dedupe_key)
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    payload = row.payload if isinstance(row.payload, dict) else {}
+    words = tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
+    return Recalled(row.id, row.conversation_id, row.created_at, False, None, words)
+
+
+async def drop_waiting(tx: AsyncSession, item_id: int, now: datetime) -> bool:
+    """A forgotten message still waiting for its turn is delivered as RECALLED, as a recalled
+    one is: no turn reads its words back into a log. True when it was waiting."""
+    result = await tx.execute(
+        update(_ITEMS)
+        .where(_ITEMS.c.id == item_id, _ITEMS.c.delivered_at.is_(None))
+        .values(delivered_at=now, batch_id=RECALLED, retry_at=None)
+    )
+    return bool(getattr(result, "rowcount", 0))

@@ -237,10 +237,13 @@ async def indexer_session(tx: AsyncSession, index: MemoryIndex, now: datetime) -
     return created.id
 
 
-async def forget_records(tx: AsyncSession, seqs: Sequence[int], now: datetime) -> int:
+async def forget_records(
+    tx: AsyncSession, seqs: Sequence[int], now: datetime, *, whole: bool = False
+) -> int:
     """Records removed (a recalled message): entries citing them lose those refs, and an
-    entry left with none is deleted (what it said came from them alone). How many entries
-    changed. Refs are a JSON list, so the candidates are found by their text and checked
+    entry left with none is deleted (what it said came from them alone); `whole` (the owner's
+    forget): every entry citing them is deleted, as its text may repeat theirs. How many
+    entries changed. Refs are a JSON list, so the candidates are found by their text and checked
     here: recalls are rare, and an index's entries few."""
     gone = set(seqs)
     if not gone:
@@ -255,7 +258,7 @@ async def forget_records(tx: AsyncSession, seqs: Sequence[int], now: datetime) -
         if len(refs) == len(entry.refs or []):
             continue  # another number that merely contains the digits
         changed += 1
-        if not refs:
+        if not refs or whole:
             await tx.execute(delete(IndexEntry).where(IndexEntry.id == entry.id))
         else:
             await tx.execute(

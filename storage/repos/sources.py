@@ -444,18 +444,36 @@ async def remove_message(
             if is_tombstone(payload):
                 await tx.execute(delete(SourceRecord).where(SourceRecord.id == kept_id))
         rows = [r for r in rows if r.external_id != keep]
-    removed = [int(r.id) for r in rows]
+    scopes = {str(r.external_id): str(r.scope) for r in rows}
+    scopes.setdefault(message_id, scope)
+    return await _replace_by_tombstones(
+        tx, [int(r.id) for r in rows], [(source, e, s) for e, s in scopes.items()], now
+    )
+
+
+async def remove_records(
+    tx: AsyncSession, records: Sequence[tuple[int, str, str, str]], now: datetime
+) -> list[int]:
+    """Replace these records ((seq, source, external_id, scope)) by tombstones, as
+    `remove_message` does (a forget: storage/repos/forgets.py). Returns their seqs."""
+    return await _replace_by_tombstones(
+        tx, [r[0] for r in records], [(r[1], r[2], r[3]) for r in records], now
+    )
+
+
+async def _replace_by_tombstones(
+    tx: AsyncSession, removed: list[int], keys: list[tuple[str, str, str]], now: datetime
+) -> list[int]:
+    """Delete the rows `removed`, and store a tombstone for each (source, external_id, scope)."""
     if removed:  # out of the tombstones' way, deleted only once they are in
         await tx.execute(
             update(SourceRecord)
             .where(SourceRecord.id.in_(removed))
             .values(external_id=literal("#removed-") + cast(SourceRecord.id, String))
         )
-    scopes = {str(r.external_id): str(r.scope) for r in rows}
-    scopes.setdefault(message_id, scope)
     tombstones = [
         NewRecord(source, external_id, row_scope, "", None, payload=dict(TOMBSTONE))
-        for external_id, row_scope in scopes.items()
+        for source, external_id, row_scope in keys
     ]
     # Inserted while the rows they replace still exist: SQLite gives a new row the highest
     # rowid + 1, and with the highest row deleted first a tombstone would get its very seq,

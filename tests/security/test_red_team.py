@@ -60,6 +60,7 @@ from storage.models import (
     ActionPermission,
     Admin,
     DiscoveryState,
+    ForgetRequest,
     InboxItem,
     IndexEntry,
     Matter,
@@ -123,6 +124,16 @@ ACTION_COMMANDS = (
     "/allow cancel_event here",
     "/allow list",
     "/allow revoke 1",
+)
+# Every way to have the assistant forget: refused to anyone but the owner in their DM.
+FORGET_COMMANDS = (
+    "/forget source email confirm",
+    f"/forget chat {OWNER_DM} confirm",
+    f"/forget chat {GROUP} confirm",
+    "/forget person ou_owner confirm",
+    "/forget between 2020-01-01 2030-01-01 confirm",
+    "/forget source email",
+    "/forget status",
 )
 LATER = utcnow() + timedelta(days=2)  # a scheduled message's time: never past during the run
 OWNER_INDEX = "ownerindex"  # an index made in the owner's DM, over everything
@@ -795,6 +806,7 @@ def command_cases(owner: Owner, own_matter: int, sender: str, *, admin: bool) ->
         "/signin",
         "/signout",
         *ACTION_COMMANDS,
+        *FORGET_COMMANDS,
         "/actions",
         "/actions show 1",
     ]
@@ -841,6 +853,14 @@ async def snapshot(team: RedTeam) -> dict[str, Any]:
                 (p.id, p.revoked_at) for p in (await s.scalars(select(ActionPermission))).all()
             ),
             "owner chats": sorted((await s.scalars(select(OwnerChat.chat_id))).all()),
+            "forget requests": (await s.scalars(select(ForgetRequest.id))).all(),
+            "the owner's records": (
+                await s.scalars(
+                    select(func.count(SourceRecord.id)).where(
+                        SourceRecord.source.in_(["email:INBOX", f"feishu:{OWNER_DM}"])
+                    )
+                )
+            ).all(),
         }
 
 
@@ -877,6 +897,8 @@ async def try_every_command(
         assert replies[case].startswith("not permitted: only the owner"), replies[case]
     for case in ACTION_COMMANDS:
         assert replies[case] == OWNER_ONLY, (case, replies[case])
+    for case in FORGET_COMMANDS:  # admins: the owner-only line; others: admins only
+        assert replies[case].startswith("not permitted: "), (case, replies[case])
     for case in [c for c in cases if c.startswith("/sync chats")]:  # the owner's own chats
         assert replies[case] == CHATS_OWNER_ONLY, (case, replies[case])
     assert replies["/sync share chats:oc_owners_secret_group"] == NOT_SHARING

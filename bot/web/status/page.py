@@ -71,6 +71,7 @@ def render(report: StatusReport) -> str:
         ("Outbox", _rows(report.outbox, "")),
         ("Parked input", _rows(report.parked, "Nothing parked: every input was handled.")),
         ("Attachments", _rows(report.attachments, "No files, images or voice messages yet.")),
+        ("Forgetting", _rows(report.forgets, "Nothing forgotten on request (/forget).")),
         ("Owner sign-in", _rows(report.owner, "")),
         ("Actions", _rows(report.actions, "No outward actions asked for yet.")),
         (

@@ -26,6 +26,7 @@ from bot.sync.status import load_status
 from bot.web.status.actions import action_items
 from bot.web.status.attachments import attachment_items
 from bot.web.status.costs import cost_items
+from bot.web.status.forgets import forget_items
 from bot.web.status.items import Item
 from storage.models import ApiUsage, InboxItem, Matter, Session
 from storage.repos import discovery as discovery_repo
@@ -59,6 +60,7 @@ class StatusReport(BaseModel):
     outbox: list[Item]
     parked: list[Item] = []  # input that failed every try, set aside (newest first)
     attachments: list[Item] = []  # counts by state, and the parked ones
+    forgets: list[Item] = []  # the owner's latest forget requests (a parked one red)
     owner: list[Item] = []  # the owner's Feishu sign-in (never a token)
     actions: list[Item] = []  # outward actions: who asked, who approved, what came of it
     unasked: list[Item]  # what the assistant said on its own lately, and why
@@ -79,6 +81,7 @@ class StatusReport(BaseModel):
             self.outbox,
             self.parked,
             self.attachments,
+            self.forgets,
             self.owner,
             self.actions,
             self.costs,
@@ -100,6 +103,7 @@ async def build_report(services: Services) -> StatusReport:
         outbox=await _outbox(services),
         parked=await _parked(services, tz),
         attachments=await attachment_items(services, tz),
+        forgets=await forget_items(services, tz),
         owner=await _owner(services, tz),
         actions=await action_items(services, tz),
         unasked=await _unasked(services, tz),
