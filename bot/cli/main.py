@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--limit", type=_hits, default=10, help=f"1 to {MAX_LIMIT} hits")
     add_sync_parser(sub)
+    prune = sub.add_parser("prune", help="prune old operational rows now (retention)")
+    prune.add_argument("--dry-run", action="store_true", help="only count what would go")
     index = sub.add_parser("index", help="memory indexes: list, or show NAME")
     index.add_argument("action", choices=["list", "show"])
     index.add_argument("name", nargs="?")
@@ -121,6 +123,10 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         from bot.sync.cli import run_sync
 
         return await run_sync(settings, args)
+    if args.command == "prune":
+        from bot.cli.prune import run_prune
+
+        return await run_prune(settings, dry_run=args.dry_run)
     if args.command == "index":
         from bot.cli.indexes import run_index
 

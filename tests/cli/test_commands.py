@@ -88,6 +88,8 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         ("MAKA_INDEX_INTERVAL", "1e12"),
         # a price list that is not JSON: no costs would be shown, silently
         ("MAKA_MODEL_PRICES", '{"deepseek-chat": 0.27'),
+        # fewer days than a redelivered event is known as a duplicate
+        ("MAKA_RETENTION_INBOX_DAYS", "3"),
     ],
 )
 async def test_a_wrong_setting_stops_start_up_with_one_line(
