@@ -6,9 +6,10 @@ prune is recorded with the table sizes."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 
 from bot.config import ConfigError, load_settings
 from bot.host.retention import LEASE, Pruner, RetentionPolicy, RetentionWorker
@@ -92,7 +93,7 @@ async def _seed(db: Database, now: datetime) -> None:
         tx.add(Operation(id="op-new", kind="settle", fingerprint="f", outcome={}, created_at=new))
 
 
-async def _count(db: Database, model: type, *where: object) -> int:
+async def _count(db: Database, model: type[Any], *where: ColumnElement[bool]) -> int:
     async with db.read() as tx:
         return int(await tx.scalar(select(func.count()).select_from(model).where(*where)) or 0)
 
@@ -114,7 +115,7 @@ async def test_old_handled_rows_go_and_recent_and_waiting_rows_stay(db: Database
         items = (await tx.execute(select(InboxItem.dedupe_key, InboxItem.delivered_at))).all()
         ops = set((await tx.scalars(select(Operation.id))).all())
     assert outbox_keys == {"old-pending", "old-uncertain", "new-sent"}
-    assert sorted(k for k, _ in items) == ["feishu:om_0", "feishu:om_9"]  # waiting, and young
+    assert sorted(str(k) for k, _ in items) == ["feishu:om_0", "feishu:om_9"]  # waiting, and young
     assert ops == {"op-new"}
     assert await _count(db, InboundEvent) == 1 and await _count(db, ModelCall) == 1
     async with db.read() as tx:
