@@ -61,7 +61,7 @@ class RetentionPolicy:
         days = self.days.get(table.name, 0)
         if days <= 0:
             return None
-        if table in (repo.INBOUND_EVENTS, repo.INBOX_ITEMS):
+        if table.dedupe:
             days = max(days, DEDUPE_DAYS)  # also for a policy built by hand
         return now - timedelta(days=days)
 
@@ -98,19 +98,21 @@ class Pruner:
                 report.ran = False
                 return report
         errors: list[str] = []
+        for table in repo.PRUNED_TABLES:
+            try:
+                report.deleted[table.name] = await self._prune(table, report.started_at)
+            except LostLease as exc:  # another replica prunes now: leave the rest to it
+                errors.append(str(exc))
+                break
+            except Exception as exc:  # one table's failure is reported; the rest go on
+                log.warning("retention: %s not pruned: %s", table.name, error_line(exc))
+                errors.append(f"{table.name}: {error_line(exc)}")
         try:
-            for table in repo.PRUNED_TABLES:
-                try:
-                    report.deleted[table.name] = await self._prune(table, report.started_at)
-                except LostLease:
-                    raise
-                except Exception as exc:  # one table's failure is reported; the rest go on
-                    log.warning("retention: %s not pruned: %s", table.name, error_line(exc))
-                    errors.append(f"{table.name}: {error_line(exc)}")
             async with self.db.read() as tx:
                 report.sizes = await repo.sizes(tx)
-        except LostLease as exc:
-            errors.append(str(exc))
+        except Exception as exc:
+            log.warning("retention: table sizes not measured: %s", error_line(exc))
+            errors.append(f"sizes: {error_line(exc)}")
         report.error = "; ".join(errors) or None
         async with self.db.write() as tx:
             await repo.record(

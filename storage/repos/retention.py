@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, func, select, text, true
+from sqlalchemy import ColumnElement, and_, delete, func, select, text, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -46,12 +46,21 @@ class PrunedTable:
     age: InstrumentedAttribute[datetime]
     prunable: ColumnElement[bool]
     by_id: bool = True  # the walk up the integer primary key; else down an index on `age`
+    dedupe: bool = False  # its rows make a redelivery a duplicate: kept DEDUPE_DAYS at least
 
 
-INBOUND_EVENTS = PrunedTable("inbound_events", InboundEvent, InboundEvent.received_at, true())
-# Handled only: delivered (answered, parked or recalled); what waits is never touched.
+INBOUND_EVENTS = PrunedTable(
+    "inbound_events", InboundEvent, InboundEvent.received_at, true(), dedupe=True
+)
+# A user's messages once handled (answered, parked or recalled); what waits is never touched,
+# nor a notice: `/why ID` explains a message the assistant sent on its own by its notice,
+# and that message stays in the chat.
 INBOX_ITEMS = PrunedTable(
-    "inbox_items", InboxItem, InboxItem.created_at, InboxItem.delivered_at.is_not(None)
+    "inbox_items",
+    InboxItem,
+    InboxItem.created_at,
+    and_(InboxItem.kind == "user_message", InboxItem.delivered_at.is_not(None)),
+    dedupe=True,
 )
 # Settled only: a pending or uncertain row still has a send ahead of it.
 OUTBOX = PrunedTable(
