@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import update
 
 from bot.host.retention import Pruner, RetentionPolicy
-from storage.models import InboundEvent, InboxItem, OutboxMessage
+from storage.models import InboundEvent, InboxItem, OutboxMessage, RetentionState
 from storage.types import utcnow
 from tests.apps import make_settings, running_app
 from tests.assistant.support import quiet
@@ -97,6 +97,13 @@ async def test_the_status_page_shows_the_last_prune_and_table_sizes(
             items = {i["name"]: i for i in (await resp.json())["retention"]}
         async with app.http.get(f"{app.url}/status") as resp:
             page = await resp.text()
+        async with db.write() as tx:  # no pass for four intervals: no worker is pruning
+            await tx.execute(
+                update(RetentionState).values(finished_at=utcnow() - timedelta(hours=4))
+            )
+        async with app.http.get(f"{app.url}/status.json") as resp:
+            late = next(i for i in (await resp.json())["retention"] if i["name"] == "last prune")
+    assert late["red"] and "is a worker running" in late["hint"]
     last = items["last prune"]
     assert last["state"].endswith(", 3 rows removed") and "outbox 3" in last["detail"]
     assert not last["red"]
@@ -105,4 +112,5 @@ async def test_the_status_page_shows_the_last_prune_and_table_sizes(
     assert items["table source_records"]["detail"] == "kept until forgotten"
     if "sqlite" in database_url:  # exact there; PostgreSQL's is the planner's estimate
         assert items["table outbox"]["state"] == "0 rows"
+    assert "Data retention" in page and "What to do" not in page.split("Data retention")[1]
     assert "Data retention" in page and "3 rows removed" in page and "table inbox_items" in page

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import ColumnElement, func, select, text
 
 from bot.config import ConfigError, load_settings
-from bot.host.retention import LEASE, Pruner, RetentionPolicy, RetentionWorker
+from bot.host.retention import LEASE, LostLease, Pruner, RetentionPolicy, RetentionWorker
 from storage.db import Database
 from storage.models import InboundEvent, InboxItem, ModelCall, Operation, OutboxMessage
 from storage.repos import leases
@@ -216,3 +216,14 @@ async def test_table_sizes_are_postgresqls_estimate_and_sqlites_count(db: Databa
     # PostgreSQL: the table is not read (pg_class.reltuples, as of the ANALYZE)
     assert sizes["outbox"] == (14 if db.dialect == "sqlite" else 13)
     assert set(sizes) == {t.name for t in repo.PRUNED_TABLES} | {"source_records", "session_events"}
+
+
+async def test_a_pruner_that_lost_the_lease_deletes_nothing_more(db: Database) -> None:
+    now = utcnow()
+    await _seed(db, now)
+    async with db.write() as tx:  # the lease is another replica's now
+        assert await leases.acquire(tx, LEASE, "other-host", timedelta(minutes=5), now)
+    pruner = Pruner(db, POLICY, "test-host", batch=2)
+    with pytest.raises(LostLease):
+        await pruner._prune(repo.OUTBOX, now)  # mid-pass: its next batch checks the lease
+    assert await _count(db, OutboxMessage) == 13

@@ -11,8 +11,14 @@ from bot.host.retention import RetentionPolicy
 from bot.services import Services
 from bot.web.status.items import Item
 from storage.repos import retention
+from storage.types import utcnow
 
 ERROR_SHOWN = 300
+LATE_PASSES = 3  # intervals without a pass before it shows red
+LATE_HINT = (
+    "no pass has run for a while: is a worker running (`maka serve` with role worker or all)? "
+    "its log says why a pass failed; `maka prune` runs one now"
+)
 ERROR_HINT = (
     "a table was not pruned (the error says why); the next pass tries again, or run "
     "`maka prune` to see it now; nothing waiting is ever pruned"
@@ -24,6 +30,8 @@ async def retention_items(services: Services, tz: tzinfo) -> list[Item]:
         last = await retention.last(tx)
     if last is None:
         return [Item(name="last prune", state="never", detail="the first runs within the hour")]
+    policy = RetentionPolicy.from_settings(services.settings)
+    late = utcnow() - last.finished_at > policy.interval * LATE_PASSES
     when = last.started_at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
     removed = sum(last.deleted.values())
     per_table = ", ".join(f"{name} {n}" for name, n in last.deleted.items() if n)
@@ -33,11 +41,11 @@ async def retention_items(services: Services, tz: tzinfo) -> list[Item]:
             state=f"{when}, {removed} rows removed",
             detail=(per_table or "nothing was old enough")
             + (f"; error: {one_line(last.error, ERROR_SHOWN)}" if last.error else ""),
-            red=last.error is not None,
-            hint=ERROR_HINT,
+            red=last.error is not None or late,
+            hint=ERROR_HINT if last.error is not None else LATE_HINT,
         )
     ]
-    days = RetentionPolicy.from_settings(services.settings).days
+    days = policy.days
     for name, rows in last.sizes.items():
         kept = days.get(name)
         items.append(
