@@ -72,6 +72,7 @@ async def test_the_status_page_shows_the_last_prune_and_table_sizes(
 ) -> None:
     settings = make_settings(tmp_path, database_url)
     async with running_app(settings) as app:
+        assert "retention" in app.services.host.status()  # the worker runs where workers run
         db = app.services.db
         long_ago = utcnow() - timedelta(days=40)
         async with db.write() as tx:
