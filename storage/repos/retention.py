@@ -84,7 +84,8 @@ class Walk:
 async def next_batch(
     tx: AsyncSession, table: PrunedTable, cutoff: datetime, walk: Walk, limit: int
 ) -> list[Any]:
-    """The ids of up to `limit` rows that may go; fewer only when the walk is done."""
+    """The ids of up to `limit` rows that may go (none, in a batch of rows that stay);
+    `walk.done` once no older row is left to read."""
     model = table.model
     if not table.by_id:
         stmt = (
@@ -96,27 +97,26 @@ async def next_batch(
         ids = list((await tx.scalars(stmt)).all())
         walk.done = len(ids) < limit
         return ids
+    # One read of `limit` rows, whatever they hold: a batch stays as short when it steps over
+    # many old rows that must stay.
+    rows = (
+        await tx.execute(
+            select(model.id, table.age, table.prunable)
+            .where(model.id > walk.after)
+            .order_by(model.id)
+            .limit(limit)
+        )
+    ).all()
     ids = []
-    while not walk.done and len(ids) < limit:
-        rows = (
-            await tx.execute(
-                select(model.id, table.age, table.prunable)
-                .where(model.id > walk.after)
-                .order_by(model.id)
-                .limit(limit)
-            )
-        ).all()
-        for row_id, age, prunable in rows:
-            if age >= cutoff:  # the first young row: every later one is young too
-                walk.done = True
-                break
-            walk.after = row_id
-            if prunable:
-                ids.append(row_id)
-                if len(ids) >= limit:
-                    break
-        else:
-            walk.done = walk.done or len(rows) < limit
+    for row_id, age, prunable in rows:
+        if age >= cutoff:  # the first young row: every later one is young too
+            walk.done = True
+            break
+        walk.after = row_id
+        if prunable:
+            ids.append(row_id)
+    else:
+        walk.done = len(rows) < limit
     return ids
 
 
