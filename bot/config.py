@@ -86,6 +86,8 @@ class Role(StrEnum):
 # `/discovery every|budget` alike: they are stored in 32-bit Integer columns on PostgreSQL.
 DISCOVERY_MAX_INTERVAL = 7 * 86_400  # as seldom as the deep pass's default
 DISCOVERY_MAX_BUDGET = 1_000_000_000
+# Feishu redelivers an unacknowledged event for hours: a duplicate is known for a week at least.
+DEDUPE_DAYS = 7
 
 # [0-9], not \d: \d matches any script's digits, and int() reads them
 _QUIET = re.compile(r"^\s*([0-9]{1,2})\s*-\s*([0-9]{1,2})\s*$")
@@ -253,6 +255,15 @@ class Settings(ModelSettings):
     shutdown_grace: float = Field(default=20.0, ge=0)
     poll_interval: float = Field(default=1.0, gt=0)
 
+    # Retention (bot/host/retention.py): days each operational table keeps; 0 keeps forever.
+    # The inbox days cover inbound events too: they are what makes a redelivered event a
+    # duplicate, so they are never fewer than DEDUPE_DAYS.
+    retention_inbox_days: int = Field(default=30, ge=0, description="days; 0 forever")
+    retention_outbox_days: int = Field(default=30, ge=0, description="days; 0 forever")
+    retention_model_calls_days: int = Field(default=90, ge=0, description="days; 0 forever")
+    retention_operations_days: int = Field(default=30, ge=0, description="days; 0 forever")
+    retention_interval: float = Field(default=3600.0, ge=60, description="seconds")
+
     @field_validator("admins", mode="before")
     @classmethod
     def _admins_csv(cls, value: Any) -> Any:
@@ -306,6 +317,16 @@ class Settings(ModelSettings):
         if isinstance(value, str) and value.strip().upper() in LogLevel.__members__:
             return value.strip().upper()
         return value  # refused as given, so the message shows what was written
+
+    @field_validator("retention_inbox_days")
+    @classmethod
+    def _keeps_duplicate_keys(cls, value: int) -> int:
+        if 0 < value < DEDUPE_DAYS:
+            raise ValueError(
+                f"must be 0 (keep forever) or at least {DEDUPE_DAYS}: inbound events are "
+                "how a redelivered Feishu event is known as a duplicate"
+            )
+        return value
 
     @field_validator("timezone")
     @classmethod

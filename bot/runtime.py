@@ -20,6 +20,7 @@ from bot.attachments.worker import ExtractionWorker
 from bot.channels.ingest import Ingest
 from bot.config import Role, Settings
 from bot.host.notify import create_notifier
+from bot.host.retention import Pruner, RetentionPolicy, RetentionWorker
 from bot.host.timers import Timers, TimerWorker
 from bot.host.workers import Host
 from bot.llm.client import ModelClient, ModelProvider
@@ -156,6 +157,8 @@ def create_app(
                 host.add(TimerWorker(services.timers, host.instance_id))
                 host.add(SessionIndexWorker(db, session_index, host.instance_id))
                 host.add(ExtractionWorker(db, notifier, host.instance_id))
+                policy = RetentionPolicy.from_settings(settings)
+                host.add(RetentionWorker(Pruner(db, policy, host.instance_id)))
                 if (summarizer := services.model_for(ModelRole.SUMMARY)) is not None:
                     host.add(
                         SummaryWorker(

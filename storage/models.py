@@ -284,6 +284,20 @@ class ApiUsage(Base):
     calls: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class RetentionState(Base):
+    """The last prune (bot/host/retention.py): rows removed and table sizes per table, kept
+    so that the status page reads one row instead of counting tables on every view."""
+
+    __tablename__ = "retention_state"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    deleted: Mapped[dict[str, int]] = mapped_column(JSONType)
+    sizes: Mapped[dict[str, int]] = mapped_column(JSONType)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
 class Admin(Base):
     """Admins added by command (MAKA_ADMINS are admins too, from the environment)."""
 
@@ -335,7 +349,10 @@ class Operation(Base):
     write under the same id (another fingerprint) is refused."""
 
     __tablename__ = "operations"
-    __table_args__ = (Index("ix_operations_kind_subject", "kind", "subject_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_operations_kind_subject", "kind", "subject_id", "created_at"),
+        Index("ix_operations_created_at", "created_at"),  # the pruner's walk, oldest first
+    )
 
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
     kind: Mapped[str] = mapped_column(String(32))

@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace a database that already holds data"
     )
     add_forget_parser(sub)
+    prune = sub.add_parser("prune", help="prune old operational rows now (retention)")
+    prune.add_argument("--dry-run", action="store_true", help="only count what would go")
     index = sub.add_parser("index", help="memory indexes: list, or show NAME")
     index.add_argument("action", choices=["list", "show"])
     index.add_argument("name", nargs="?")
@@ -140,6 +142,10 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         from bot.cli.backup import run_restore
 
         return await run_restore(settings, args.file, force=args.force)
+    if args.command == "prune":
+        from bot.cli.prune import run_prune
+
+        return await run_prune(settings, dry_run=args.dry_run)
     if args.command == "index":
         from bot.cli.indexes import run_index
 

@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
@@ -16,6 +17,8 @@ from bot.cli.main import build_parser
 from bot.config import LogLevel, load_settings
 from storage.db import create_database
 from storage.migrate import current_revision, head_revision, migrate
+from storage.models import OutboxMessage
+from storage.types import utcnow
 
 MAKA = [sys.executable, "-m", "bot.cli.main"]
 
@@ -88,6 +91,8 @@ async def test_doctor_passes_on_embedded_defaults(tmp_path: Path) -> None:
         ("MAKA_INDEX_INTERVAL", "1e12"),
         # a price list that is not JSON: no costs would be shown, silently
         ("MAKA_MODEL_PRICES", '{"deepseek-chat": 0.27'),
+        # fewer days than a redelivered event is known as a duplicate
+        ("MAKA_RETENTION_INBOX_DAYS", "3"),
     ],
 )
 async def test_a_wrong_setting_stops_start_up_with_one_line(
@@ -281,3 +286,35 @@ async def test_serve_without_tesseract_starts_and_says_in_one_line_that_ocr_is_o
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_prune_dry_run_counts_and_prune_removes_per_table(tmp_path: Path) -> None:
+    db = create_database(f"sqlite+aiosqlite:///{tmp_path / 'data' / 'maka.db'}")
+    try:
+        await migrate(db)
+        long_ago = utcnow() - timedelta(days=40)
+        async with db.write() as tx:
+            tx.add(
+                OutboxMessage(
+                    idempotency_key="k",
+                    platform="feishu",
+                    chat_id="oc_1",
+                    content_type="text",
+                    content={"text": "hi"},
+                    state="sent",
+                    created_at=long_ago,
+                    next_attempt_at=long_ago,
+                )
+            )
+    finally:
+        await db.dispose()
+    env = _env(tmp_path)
+    code, out, err = await _run(["prune", "--dry-run"], env)
+    assert code == 0, err
+    assert "outbox: would remove 1 (keeps 30 days, 1 rows now)" in out.splitlines(), out
+    assert "model_calls: would remove 0 (keeps 90 days, 0 rows now)" in out.splitlines(), out
+    code, out, err = await _run(["prune"], env)
+    assert code == 0, err
+    assert "outbox: removed 1 (keeps 30 days, 0 rows now)" in out.splitlines(), out
+    code, out, _ = await _run(["prune", "--dry-run"], {**env, "MAKA_RETENTION_OUTBOX_DAYS": "0"})
+    assert code == 0 and "outbox: would remove 0 (kept forever, 0 rows now)" in out, out

@@ -215,9 +215,7 @@ async def test_a_running_service_prints_and_serves_no_secret(tmp_path: Path) -> 
                     verification_token=SECRETS["MAKA_FEISHU_VERIFICATION_TOKEN"],
                 )
                 for n, command in enumerate(["/status", "/sync email"], start=1):
-                    status, body = await sender.post(
-                        _owner_says(fake, sender, command), http=http
-                    )
+                    status, body = await sender.post(_owner_says(fake, sender, command), http=http)
                     bodies[f"webhook {command}"] = body
                     assert status == 200, body
 

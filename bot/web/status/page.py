@@ -97,6 +97,7 @@ def render(report: StatusReport) -> str:
                 limit=quota // 30 if quota else None,
             ),
         ),
+        ("Data retention", _rows(report.retention, "")),
     ]
     body = "".join(f"<h2>{escape(title)}</h2>{html}" for title, html in sections)
     when = report.generated_at.strftime("%Y-%m-%d %H:%M UTC")

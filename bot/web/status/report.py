@@ -28,6 +28,7 @@ from bot.web.status.attachments import attachment_items
 from bot.web.status.costs import cost_items
 from bot.web.status.forgets import forget_items
 from bot.web.status.items import Item
+from bot.web.status.retention import retention_items
 from storage.models import ApiUsage, InboxItem, Matter, Session
 from storage.repos import discovery as discovery_repo
 from storage.repos import inbox, memory_indexes, model_calls, outbox
@@ -70,6 +71,7 @@ class StatusReport(BaseModel):
     feishu_api: list[ApiDay]
     feishu_quota: int
     feishu_month_calls: int
+    retention: list[Item] = []  # the last prune and the table sizes it measured
 
     @property
     def red_count(self) -> int:
@@ -85,6 +87,7 @@ class StatusReport(BaseModel):
             self.owner,
             self.actions,
             self.costs,
+            self.retention,
         )
         return sum(1 for group in groups for item in group if item.red)
 
@@ -113,6 +116,7 @@ async def build_report(services: Services) -> StatusReport:
         feishu_api=api_days,
         feishu_quota=settings.feishu_api_quota,
         feishu_month_calls=month_calls,
+        retention=await retention_items(services, tz),
     )
 
 
