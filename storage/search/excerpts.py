@@ -31,6 +31,10 @@ def excerpts(
     wants to show something."""
     if not text or max_len <= 0 or max_count <= 0:
         return []
+    if len(text) <= max(1, max_len - 2):
+        # The whole text fits in one window (the ellipsis room spared), so the best window is
+        # the whole text whatever matched; most chat messages are this short.
+        return [_render(text, 0, len(text), max_len)]
     matches = _find_matches(_fold(text), query_tokens)
     if not matches:
         return [_render(text, 0, min(len(text), max(1, max_len - 1)), max_len)]

@@ -32,6 +32,8 @@ FILTER_FIELDS = ("session_id", "source_id", "kind", "scope")
 ALL_DOCS_TOKEN = "\x01"
 # Bounds the boolean query; past this many distinct tokens a query is a pasted document.
 MAX_QUERY_TOKENS = 64
+# A filter with more values than this is a term set (see `_any_of`).
+MAX_TERM_UNION = 64
 
 
 def build_schema() -> tantivy.Schema:
@@ -220,10 +222,25 @@ def _build_query(
         return text
     clauses = [(Occur.Must, text)]
     for field_name, values in filters.items():
-        # A term set scores a constant 1 per clause; zero it so filters do not move scores.
-        allowed = Query.const_score_query(Query.term_set_query(schema, field_name, values), 0.0)
+        # Zero the filter's score so filters do not move scores.
+        allowed = Query.const_score_query(_any_of(schema, field_name, values), 0.0)
         clauses.append((Occur.Must, allowed))
     return Query.boolean_query(clauses)
+
+
+def _any_of(schema: tantivy.Schema, field_name: str, values: list[str]) -> tantivy.Query:
+    """Documents whose `field_name` is one of `values`. A term set reads every posting of its
+    terms into a bitset before the intersection starts, so a filter on a large scope cost as
+    much as reading the scope; term queries let the intersection skip to the text's matches.
+    Past a few dozen values a union of term queries costs more than the bitset."""
+    Query, Occur = tantivy.Query, tantivy.Occur
+    if len(values) == 1:
+        return Query.term_query(schema, field_name, values[0])
+    if len(values) <= MAX_TERM_UNION:
+        return Query.boolean_query(
+            [(Occur.Should, Query.term_query(schema, field_name, v)) for v in values]
+        )
+    return Query.term_set_query(schema, field_name, values)
 
 
 def _encode_payload(doc: SearchDocument) -> bytes:
