@@ -1,12 +1,12 @@
 """The embedded backend: a tantivy index in a local directory, no server needed.
 
 tantivy calls block (and release the GIL), so each one runs in a worker thread, but for a
-small search: one whose tokens have few postings, asking for few hits. Its whole cost is a
-fraction of the hop to a worker thread and back (two thread wake-ups, each tens of
-microseconds on a busy machine), so it runs on the event loop, which it holds no longer than
-the hop would have taken plus a few hundred microseconds at most. Only one process may write
-to a directory at a time; a second writer gets `SearchIndexLockedError` on its first write.
-Reading from several processes is fine.
+small search: one whose tokens have few postings. tantivy's part of it then takes less than
+the hop to a worker thread and back (two thread wake-ups, each tens of microseconds on a busy
+machine), and turning its hits into `SearchHit`s is Python that holds the GIL, so the loop
+waits for it wherever it runs. Such a search runs on the event loop. Only one process may
+write to a directory at a time; a second writer gets `SearchIndexLockedError` on its first
+write. Reading from several processes is fine.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from storage.search.tokenizer import is_warm, tokenize_query
 # bulk reindexing, which commits in batches anyway.
 DEFAULT_WRITER_HEAP_BYTES = 48_000_000
 # The bounds of a search run on the event loop (see the module docstring). tantivy reads a
-# posting in nanoseconds and a hit costs microseconds of Python; jieba cuts a short query in
-# tens of microseconds (once warm: loading it takes most of a second).
+# posting in a few nanoseconds, so 50,000 take a fraction of a millisecond; a hit costs
+# microseconds of Python (WorkHub evidence asks for up to 200); jieba cuts a short query in
+# tens of microseconds once warm (loading it takes most of a second).
 INLINE_MAX_POSTINGS = 50_000
-INLINE_MAX_HITS = 20
+INLINE_MAX_HITS = 200
 INLINE_MAX_QUERY_CHARS = 64
 
 

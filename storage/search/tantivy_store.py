@@ -1,10 +1,10 @@
 """The synchronous tantivy side of the embedded backend. Every method blocks; the async facade
-in `embedded.py` runs them in worker threads.
+in `embedded.py` runs them in worker threads (a small search on the event loop).
 
 Layout: our tokenizer's output goes, space-joined, into `tokens`, indexed by tantivy's
 built-in `whitespace` tokenizer (built-in, so reopening the index needs no registration);
 filter fields use the `raw` tokenizer so a value is one exact term; the original document is
-one stored JSON blob, for hits and excerpts.
+one stored JSON array (PAYLOAD_FIELDS), for hits and excerpts.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ ALL_DOCS_TOKEN = "\x01"
 MAX_QUERY_TOKENS = 64
 # A filter with more values than this is a term set (see `_any_of`).
 MAX_TERM_UNION = 64
+# The stored payload is a JSON array of these, in this order: an array decodes in well under
+# half the time of an object with its keys, and every hit decodes one. Indexes written before
+# hold objects with these keys, which read the same.
+PAYLOAD_FIELDS = ("id", "kind", "title", "text", "session_id", "source_id", "scope", "time")
 _PAYLOAD_DECODER = json.JSONDecoder()
 
 
@@ -262,37 +266,39 @@ def _any_of(schema: tantivy.Schema, field_name: str, values: list[str]) -> tanti
 
 
 def _encode_payload(doc: SearchDocument) -> bytes:
-    payload: dict[str, Any] = {
-        "id": doc.id,
-        "kind": doc.kind,
-        "title": doc.title,
-        "text": doc.text,
-        "session_id": doc.session_id,
-        "source_id": doc.source_id,
-        "scope": doc.scope,
-        "time": doc.time.isoformat() if doc.time is not None else None,
-    }
-    return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    fields = [
+        doc.id,
+        doc.kind,
+        doc.title,
+        doc.text,
+        doc.session_id,
+        doc.source_id,
+        doc.scope,
+        doc.time.isoformat() if doc.time is not None else None,
+    ]
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _decode_payload(raw: Any) -> dict[str, Any]:
-    # raw_decode: the payload is our own compact JSON, so json.loads' checks for surrounding
-    # whitespace are work a hit does not need.
-    data: dict[str, Any] = _PAYLOAD_DECODER.raw_decode(bytes(raw).decode("utf-8"))[0]
-    return data
+def _decode_payload(raw: Any) -> tuple[Any, ...]:
+    """The stored fields in PAYLOAD_FIELDS order. raw_decode: the payload is our own compact
+    JSON, so json.loads' checks for surrounding whitespace are work a hit does not need."""
+    data = _PAYLOAD_DECODER.raw_decode(bytes(raw).decode("utf-8"))[0]
+    if isinstance(data, list):
+        return tuple(data)
+    # A document written before payloads were arrays: an object with those keys.
+    return (data["id"], data["kind"], *(data.get(name) for name in PAYLOAD_FIELDS[2:]))
 
 
-def _to_hit(payload: dict[str, Any], score: float, tokens: list[str]) -> SearchHit:
-    text = payload.get("text") or payload.get("title") or ""
-    time = payload.get("time")
+def _to_hit(payload: tuple[Any, ...], score: float, tokens: list[str]) -> SearchHit:
+    doc_id, kind, title, text, session_id, source_id, scope, time = payload
     return SearchHit(
-        id=payload["id"],
-        kind=payload["kind"],
-        session_id=payload.get("session_id"),
-        source_id=payload.get("source_id"),
-        scope=payload.get("scope"),
-        title=payload.get("title") or "",
+        id=doc_id,
+        kind=kind,
+        session_id=session_id,
+        source_id=source_id,
+        scope=scope,
+        title=title or "",
         score=score,
-        excerpts=excerpts(text, tokens),
+        excerpts=excerpts(text or title or "", tokens),
         time=datetime.fromisoformat(time) if time else None,
     )
