@@ -63,9 +63,9 @@ class EmbeddedSearchIndex:
             return []
         terms = filters.terms() if filters is not None else {}
         if limit <= INLINE_MAX_HITS and len(query) <= INLINE_MAX_QUERY_CHARS and is_warm():
-            tokens = tokenize_query(query)
-            if self._store.is_small(tokens, terms, INLINE_MAX_POSTINGS):
-                return self._store.search(tokens, terms, limit)
+            plan = self._store.plan(tokenize_query(query), only_if_open=True)
+            if plan is not None and plan.is_small(terms, INLINE_MAX_POSTINGS):
+                return self._store.run(plan, terms, limit)
         return await asyncio.to_thread(self._search_sync, query, terms, limit)
 
     def _search_sync(self, query: str, terms: dict[str, list[str]], limit: int) -> list[SearchHit]:

@@ -181,44 +181,59 @@ class TantivyStore:
         index, _ = self._opened()
         index.searcher().search(tantivy.Query.empty_query(), 1)
 
-    def is_small(
-        self, query_tokens: Sequence[str], filters: dict[str, list[str]], max_postings: int
-    ) -> bool:
-        """Whether a search is cheap enough to run without a worker thread: the index is open
-        (opening touches the disk), no filter is a term set (it reads all its postings), and
-        the query's tokens have at most `max_postings` postings, the bulk of tantivy's work."""
-        index = self._index
-        if index is None or any(len(v) > MAX_TERM_UNION for v in filters.values()):
-            return False
+    def plan(self, query_tokens: Sequence[str], *, only_if_open: bool = False) -> SearchPlan | None:
+        """The query's tokens and their document frequencies on a fresh searcher; None when
+        `only_if_open` and the index is not open yet (opening it touches the disk)."""
+        if only_if_open and self._index is None:
+            return None
+        index, schema = self._opened()
         searcher = index.searcher()
-        postings = 0
-        for token in list(query_tokens)[:MAX_QUERY_TOKENS]:
-            postings += searcher.doc_freq("tokens", token)
-            if postings > max_postings:
-                return False
-        return True
+        tokens = list(query_tokens)[:MAX_QUERY_TOKENS]
+        return SearchPlan(
+            searcher, schema, tokens, [searcher.doc_freq("tokens", t) for t in tokens]
+        )
 
     def search(
         self, query_tokens: Sequence[str], filters: dict[str, list[str]], limit: int
     ) -> list[SearchHit]:
-        tokens = list(query_tokens)[:MAX_QUERY_TOKENS]
-        if not tokens or limit <= 0:
+        if not query_tokens or limit <= 0:
             return []
-        index, schema = self._opened()
-        searcher = index.searcher()
-        query = _build_query(schema, tokens, filters)
-        result = searcher.search(query, limit)
+        plan = self.plan(query_tokens)
+        assert plan is not None
+        return self.run(plan, filters, limit)
+
+    def run(self, plan: SearchPlan, filters: dict[str, list[str]], limit: int) -> list[SearchHit]:
+        if not plan.tokens or limit <= 0:
+            return []
+        searcher = plan.searcher
+        result = searcher.search(_build_query(plan.schema, plan.tokens, filters), limit)
         if not result.hits:
             return []
-        ceiling = bm25_ceiling(
-            searcher.doc_freq("tokens", ALL_DOCS_TOKEN),
-            (searcher.doc_freq("tokens", t) for t in tokens),
-        )
+        ceiling = bm25_ceiling(searcher.doc_freq("tokens", ALL_DOCS_TOKEN), plan.doc_freqs)
         hits = []
         for raw_score, address in result.hits:
             payload = _decode_payload(searcher.doc(address).get_first("payload"))
-            hits.append(_to_hit(payload, normalize(float(raw_score), ceiling), tokens))
+            hits.append(_to_hit(payload, normalize(float(raw_score), ceiling), plan.tokens))
         return hits
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """A query's tokens and their document frequencies on one searcher (one state of the
+    index): the frequencies say how much work the search is and normalize its scores."""
+
+    searcher: tantivy.Searcher
+    schema: tantivy.Schema
+    tokens: list[str]
+    doc_freqs: list[int]
+
+    def is_small(self, filters: dict[str, list[str]], max_postings: int) -> bool:
+        """Whether tantivy's part of the search is cheap: the tokens have at most
+        `max_postings` postings, its bulk, and no filter is a term set (which reads all of
+        its postings)."""
+        return sum(self.doc_freqs) <= max_postings and all(
+            len(values) <= MAX_TERM_UNION for values in filters.values()
+        )
 
 
 @contextmanager
