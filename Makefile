@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test faults soak install lint bench clean
+.PHONY: run test faults soak install lint bench bench-search clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ bench: $(STAMP)
 	@MAKA_TEST_DATABASE_URL="$${MAKA_BENCH_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test}" \
 		scripts/ensure-postgres $(BIN)/python
 	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
+
+# The search path beside bare tantivy in one run (benchmarks/search_ratio.py): the query,
+# WorkHub evidence and scoped memory search, each a ratio with a 2x target; exits 1 past it.
+bench-search: $(STAMP)
+	$(BIN)/python benchmarks/search_ratio.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .maka .pytest_cache .mypy_cache .ruff_cache

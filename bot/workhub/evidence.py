@@ -56,6 +56,8 @@ def _evidence(hits: list[SearchHit]) -> Evidence:
     hits = sorted(hits, key=lambda h: h.score, reverse=True)
     excerpts: list[str] = []
     for hit in hits:
+        if len(excerpts) == MAX_EXCERPTS:
+            break
         for excerpt in hit.excerpts:
             clipped = " ".join(excerpt.split())[:EXCERPT_CHARS]
             if clipped and clipped not in excerpts and len(excerpts) < MAX_EXCERPTS:

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import tantivy
 
+from storage.search import embedded, tantivy_store
 from storage.search.base import SearchDocument, SearchFilters
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.search.errors import SearchError, SearchIndexLockedError, SearchSchemaError
@@ -117,3 +120,71 @@ async def test_concurrent_upserts_and_searches_lose_nothing(tmp_path: Path) -> N
     hits = await index.search("并发写入", limit=1000)
     await index.close()
     assert len({h.id for h in hits}) == 100
+
+
+async def test_documents_stored_before_payloads_were_arrays_still_make_hits(
+    tmp_path: Path,
+) -> None:
+    """Indexes written before hold each payload as a JSON object; they read as they did."""
+    index = EmbeddedSearchIndex(tmp_path / "idx")
+    await index.upsert([doc("new", "部署 回滚")])
+    old = tantivy_store.prepare(
+        SearchDocument(id="old", kind="message", text="部署 成功", title="周报", scope="dm:x")
+    )
+    legacy = {
+        "id": "old",
+        "kind": "message",
+        "title": "周报",
+        "text": "部署 成功",
+        "session_id": None,
+        "source_id": None,
+        "scope": "dm:x",
+        "time": "2025-01-02T03:04:05+00:00",
+    }
+    stored = tantivy.Document()
+    stored.add_text("id", "old")
+    stored.add_text("scope", "dm:x")
+    stored.add_text("tokens", old.tokens)
+    stored.add_bytes("payload", json.dumps(legacy, ensure_ascii=False).encode())
+    store = index._store
+    with store._write_lock:
+        writer = store._writer_locked()
+        writer.add_document(stored)
+        writer.commit()
+        store._reload()
+
+    hits = {h.id: h for h in await index.search("部署", limit=50)}
+    await index.close()
+    assert set(hits) == {"new", "old"}
+    assert hits["old"].title == "周报" and hits["old"].scope == "dm:x"
+    assert hits["old"].excerpts == ["部署 成功"]
+    assert hits["old"].time == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+async def test_filters_past_a_term_union_match_the_same_documents(tmp_path: Path) -> None:
+    """A filter of up to MAX_TERM_UNION values is a union of term queries, a longer one a
+    term set: the same documents and scores either way."""
+    index = EmbeddedSearchIndex(tmp_path / "idx")
+    await index.upsert([doc(f"d{n}", f"部署 第{n}次", f"s{n}") for n in range(80)])
+    wanted = [f"s{n}" for n in range(0, 80, 2)]  # 40 Sessions: a union
+    padded = wanted + [f"absent{n}" for n in range(tantivy_store.MAX_TERM_UNION)]  # a term set
+    union = await index.search("部署", SearchFilters(session_ids=wanted), limit=100)
+    term_set = await index.search("部署", SearchFilters(session_ids=padded), limit=100)
+    await index.close()
+    assert sorted(h.session_id or "" for h in union) == sorted(wanted)
+    assert [(h.id, h.score) for h in term_set] == [(h.id, h.score) for h in union]
+
+
+async def test_searches_on_the_loop_and_in_a_worker_thread_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small search runs on the event loop, a larger one in a worker thread; both see the
+    same ranking."""
+    index = EmbeddedSearchIndex(tmp_path / "idx")
+    await index.upsert([doc(f"d{n}", "重连 " * (n % 5 + 1) + f"第{n}次") for n in range(40)])
+    on_loop = await index.search("重连", limit=10)
+    monkeypatch.setattr(embedded, "INLINE_MAX_HITS", 0)
+    in_thread = await index.search("重连", limit=10)
+    await index.close()
+    assert len(on_loop) == 10
+    assert [(h.id, h.score) for h in in_thread] == [(h.id, h.score) for h in on_loop]
