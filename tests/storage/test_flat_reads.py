@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, insert, select, text, update
 
+from bot.sync.counts import RecordCountsWorker
 from storage.db import Database
 from storage.models import Session, Source, SourceRecord, SourceRecordCountChange
 from storage.repos import sources, workhub
@@ -164,3 +165,17 @@ async def test_sessions_by_activity_pages_most_recent_first_and_skips_non_candid
     names = [s.name for s in first + second]
     # task 0 and task 7 are archived; the rest most recent first (i minutes ago)
     assert names == [f"task {i}" for i in (1, 2, 3, 4, 5, 6, 8, 9, 10, 11)]
+
+
+async def test_the_record_counts_worker_folds_the_appended_changes_and_then_rests(
+    db: Database,
+) -> None:
+    async with db.write() as tx:
+        await sources.add_records(tx, [_record("feishu:oc_a", f"m{i}") for i in range(3)], NOW)
+    worker = RecordCountsWorker(db)
+    assert await worker.run_once() is (not db.is_sqlite)  # SQLite's triggers count in place
+    assert await worker.run_once() is False  # nothing left to fold
+    async with db.read() as tx:
+        pending = await tx.scalar(select(func.count()).select_from(SourceRecordCountChange))
+    assert pending == 0
+    assert await _kept_counts(db) == {"feishu:oc_a": 3}
