@@ -8,6 +8,8 @@ Per size: a fresh database (SQLite file by default; `--database postgresql` make
 MAKA_BENCH_DATABASE_URL's server), migrated, then history written in bulk and measured on the
 production code in-process:
 
+- the webhook ack: a signed, encrypted message event POSTed over loopback HTTP to the real
+  app's `/feishu/events` (the Feishu fake behind it), to its 200, one at a time;
 - `/sync status`: `bot.sync.status.load_status` (what `maka sync status`, `/sync status` and
   the status page's sources section read, `counts_by_source` among it);
 - the status page: `bot.web.status.report.build_report` on a real app's Services;
@@ -26,7 +28,7 @@ webhook POST each, and Sessions are one multi-row insert, not one Bot turn each:
 million messages through the webhook would take hours here. Nothing is indexed for search
 (tantivy), so the search figures are not in this run (see search.py, memory.py).
 
-Not measured yet (issue #43 item 5 lists them): the webhook ack, a Bot turn's fixed cost,
+Not measured yet (issue #43 item 5 lists them): a Bot turn's fixed cost,
 `/search`, WorkHub evidence, index check, discovery pre-check. Timings are the median of
 REPEATS runs; on a shared 2-core machine expect noise of tens of percent.
 
@@ -67,6 +69,7 @@ from storage.repos.sources import NewRecord  # noqa: E402
 from storage.urls import normalize_database_url  # noqa: E402
 from tests.apps import make_settings, running_app  # noqa: E402
 from tests.databases import create_postgres_database, drop_postgres_database  # noqa: E402
+from tests.fakes import FeishuEventSender, FeishuFake  # noqa: E402
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 SESSIONS = 10_000
@@ -75,6 +78,7 @@ BATCH = 5_000
 REPEATS = 15
 NOW = datetime(2026, 12, 6, tzinfo=UTC)
 RESULTS = ROOT / "benchmarks" / "results"
+ENCRYPT_KEY, TOKEN = "bench-encrypt-key", "bench-verification-token"
 
 
 def _rss_mb() -> float:
@@ -180,52 +184,85 @@ async def _measure(url: str, workdir: Path, messages: int) -> dict[str, float]:
         "fill s": fill_s,
         "disk MB per 1M messages": disk * 1e6 / messages,
     }
-    settings = make_settings(workdir, url)
-    started = time.perf_counter()
-    async with running_app(settings, Role.WEB) as app:
-        figures["start-up ms"] = (time.perf_counter() - started) * 1000
-        figures["RSS MB after start"] = _rss_mb()
-        services = app.services
+    async with FeishuFake() as fake:
+        app_id, secret = fake.new_app()
+        settings = make_settings(
+            workdir,
+            url,
+            feishu_app_id=app_id,
+            feishu_app_secret=secret,
+            feishu_encrypt_key=ENCRYPT_KEY,
+            feishu_verification_token=TOKEN,
+            feishu_domain=fake.url,
+            feishu_mode="webhook",
+        )
+        started = time.perf_counter()
+        async with running_app(settings, Role.WEB) as app:
+            figures["start-up ms"] = (time.perf_counter() - started) * 1000
+            figures["RSS MB after start"] = _rss_mb()
+            services = app.services
 
-        async def candidates() -> None:
-            async with services.db.read() as tx:
-                await workhub.sessions_by_activity(tx, conversation_id=None, offset=0, limit=20)
+            async def candidates() -> None:
+                async with services.db.read() as tx:
+                    await workhub.sessions_by_activity(tx, conversation_id=None, offset=0, limit=20)
 
-        async def counts() -> None:
-            async with services.db.read() as tx:
-                await sources.counts_by_source(tx)
+            async def counts() -> None:
+                async with services.db.read() as tx:
+                    await sources.counts_by_source(tx)
 
-        figures["/sync status ms"] = await _median_ms(lambda: load_status(services.db))
-        figures["counts_by_source ms"] = await _median_ms(counts)
-        figures["status page report ms"] = await _median_ms(lambda: build_report(services))
-        figures["WorkHub candidates page ms"] = await _median_ms(candidates)
-
-        async def counted_before() -> None:  # counts_by_source before migration 0029
-            async with services.db.read() as tx:
-                await tx.execute(
-                    select(SourceRecord.source, func.count(SourceRecord.id)).group_by(
-                        SourceRecord.source
-                    )
-                )
-
-        async def sorted_before() -> None:  # sessions_by_activity before migration 0029
-            activity = func.coalesce(
-                Session.last_message_at, Session.status_updated_at, Session.created_at
+            sender = FeishuEventSender(
+                f"{app.url}/feishu/events",
+                app_id=app_id,
+                encrypt_key=ENCRYPT_KEY,
+                verification_token=TOKEN,
             )
-            async with services.db.read() as tx:
-                await tx.scalars(
-                    select(Session)
-                    .where(
-                        Session.is_archived.is_(False),
-                        Session.role.is_(None),
-                        Session.subagent_parent.is_(None),
-                    )
-                    .order_by(activity.desc(), Session.id.asc())
-                    .limit(20)
-                )
+            sent = iter(range(10**9))
 
-        figures["(before) GROUP BY count ms"] = await _median_ms(counted_before)
-        figures["(before) Sessions sorted ms"] = await _median_ms(sorted_before)
+            async def ack() -> None:  # a new message in a chat with history, to its 200
+                n = next(sent)
+                event = sender.message_event(
+                    text=f"ack {n}",
+                    message_id=f"om_ack_{n}",
+                    chat_id=f"oc_{n % CHATS}",
+                    chat_type="group",
+                    sender_open_id="ou_ack",
+                )
+                status, body = await sender.post(event, http=app.http)
+                if status != 200:
+                    raise RuntimeError(f"webhook answered {status}: {body[:200]}")
+
+            figures["webhook ack ms"] = await _median_ms(ack)
+            figures["/sync status ms"] = await _median_ms(lambda: load_status(services.db))
+            figures["counts_by_source ms"] = await _median_ms(counts)
+            figures["status page report ms"] = await _median_ms(lambda: build_report(services))
+            figures["WorkHub candidates page ms"] = await _median_ms(candidates)
+
+            async def counted_before() -> None:  # counts_by_source before migration 0029
+                async with services.db.read() as tx:
+                    await tx.execute(
+                        select(SourceRecord.source, func.count(SourceRecord.id)).group_by(
+                            SourceRecord.source
+                        )
+                    )
+
+            async def sorted_before() -> None:  # sessions_by_activity before migration 0029
+                activity = func.coalesce(
+                    Session.last_message_at, Session.status_updated_at, Session.created_at
+                )
+                async with services.db.read() as tx:
+                    await tx.scalars(
+                        select(Session)
+                        .where(
+                            Session.is_archived.is_(False),
+                            Session.role.is_(None),
+                            Session.subagent_parent.is_(None),
+                        )
+                        .order_by(activity.desc(), Session.id.asc())
+                        .limit(20)
+                    )
+
+            figures["(before) GROUP BY count ms"] = await _median_ms(counted_before)
+            figures["(before) Sessions sorted ms"] = await _median_ms(sorted_before)
     return figures
 
 
