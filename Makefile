@@ -48,11 +48,16 @@ soak: $(STAMP)
 # Every benchmark in turn, then one table of its figures beside their baselines
 # (benchmarks/run_all.py). `make bench BENCH_ARGS=--quick` for a smoke run. sync.py wants
 # PostgreSQL (MAKA_BENCH_DATABASE_URL, default the test server).
+# growth.py's largest history: SIZE=1m (default 100k; long on 2 cores), and its database:
+# GROWTH_DATABASE=postgresql (default sqlite). `make bench BENCH_ARGS=growth` runs it alone.
 BENCH_ARGS ?=
+SIZE ?=
+GROWTH_DATABASE ?=
 bench: $(STAMP)
 	@MAKA_TEST_DATABASE_URL="$${MAKA_BENCH_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test}" \
 		scripts/ensure-postgres $(BIN)/python
-	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
+	MAKA_GROWTH_SIZE=$(SIZE) MAKA_GROWTH_DATABASE=$(GROWTH_DATABASE) \
+		$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 # The search path beside bare tantivy in one run (benchmarks/search_ratio.py): the query,
 # WorkHub evidence and scoped memory search, each a ratio with a 2x target; exits 1 past it.

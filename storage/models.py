@@ -188,8 +188,30 @@ class OutboxMessage(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+# A routing candidate among the Sessions (not archived, not a role's or a subagent's) and
+# its last activity. storage.repos.workhub's query says them in these very words, so that
+# both databases can prove the partial index below serves its ORDER BY ... LIMIT.
+TASK_CANDIDATE = "is_archived = false AND role IS NULL AND subagent_parent IS NULL"
+SESSION_ACTIVITY = "coalesce(last_message_at, status_updated_at, created_at)"
+
+
 class Session(Base):
     __tablename__ = "sessions"
+    __table_args__ = (
+        Index(
+            "ix_sessions_candidates_by_activity",
+            text(f"{SESSION_ACTIVITY} DESC"),
+            "id",
+            **_partial(TASK_CANDIDATE),
+        ),
+        Index(
+            "ix_sessions_conversation_candidates_by_activity",
+            "conversation_id",
+            text(f"{SESSION_ACTIVITY} DESC"),
+            "id",
+            **_partial(TASK_CANDIDATE),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     name: Mapped[str] = mapped_column(String(256))
@@ -449,6 +471,30 @@ class SourceRecord(Base):
     thread_key: Mapped[str | None] = mapped_column(String(200))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SourceRecordCount(Base):
+    """How many records a source has (tombstones included), kept by triggers on
+    `source_records` in the writing transaction (migration 0029), plus on PostgreSQL the
+    changes not folded yet: `/sync status` and the status page read these instead of
+    counting every record."""
+
+    __tablename__ = "source_record_counts"
+
+    source: Mapped[str] = mapped_column(String(200), primary_key=True)
+    records: Mapped[int] = mapped_column(BigInteger)
+
+
+class SourceRecordCountChange(Base):
+    """A statement's change to a source's count on PostgreSQL, appended by its trigger and
+    folded into `SourceRecordCount` by the record-counts worker: appending makes no writer
+    wait for another's commit, as one counter row updated by all of them would."""
+
+    __tablename__ = "source_record_count_changes"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    source: Mapped[str] = mapped_column(String(200))
+    change: Mapped[int] = mapped_column(BigInteger)
 
 
 class SourceShare(Base):

@@ -26,6 +26,7 @@ from bot.host.workers import Worker
 from bot.memory.source_index import SourceIndexer, SourceIndexWorker
 from bot.services import Services
 from bot.sync.adapters import OWNER_KINDS, build_adapters, configured_kinds, not_configured
+from bot.sync.counts import RecordCountsWorker
 from sources.base import SourceAdapter
 from sources.feishu.owner_units import CHANGED_TOPIC, WATCHED_UNITS
 from sources.runner import SyncRunner
@@ -117,6 +118,7 @@ class SourcesComponent:
         host.add(SyncWorker(self.runner))
         self.indexer = SourceIndexer(services.db, services.search)
         host.add(SourceIndexWorker(services.db, self.indexer, host.instance_id))
+        host.add(RecordCountsWorker(services.db))
         services.timers.on(TIMER_KIND, self._on_timer)
         await self._schedule(kinds)
 

@@ -25,12 +25,14 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
+    union_all,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim, lease_is_free, probe
-from storage.models import Source, SourceRecord
+from storage.models import Source, SourceRecord, SourceRecordCount, SourceRecordCountChange
 from storage.repos._upsert import insert_for
 
 ERROR_MAX_CHARS = 2000
@@ -147,11 +149,43 @@ async def count_records(tx: AsyncSession, source: str | None = None) -> int:
     return int(await tx.scalar(stmt) or 0)
 
 
+def _kept_counts() -> Any:
+    """The counts the triggers keep and the changes not folded yet, as (source, n) rows."""
+    return union_all(
+        select(SourceRecordCount.source, SourceRecordCount.records.label("n")),
+        select(SourceRecordCountChange.source, SourceRecordCountChange.change.label("n")),
+    ).subquery()
+
+
 async def counts_by_source(tx: AsyncSession) -> dict[str, int]:
-    rows = await tx.execute(
-        select(SourceRecord.source, func.count(SourceRecord.id)).group_by(SourceRecord.source)
-    )
+    """Records per source (tombstones included), from the counts the triggers keep
+    (storage.models.SourceRecordCount): a row a source and the few changes not folded yet,
+    however many records."""
+    kept = _kept_counts()
+    total = func.sum(kept.c.n)
+    rows = await tx.execute(select(kept.c.source, total).group_by(kept.c.source).having(total > 0))
     return {str(s): int(n) for s, n in rows.all()}
+
+
+_FOLD = text(
+    """
+    WITH folded AS (DELETE FROM source_record_count_changes RETURNING source, change)
+    INSERT INTO source_record_counts (source, records)
+    SELECT source, sum(change) FROM folded GROUP BY source ORDER BY source
+    ON CONFLICT (source) DO UPDATE
+        SET records = source_record_counts.records + EXCLUDED.records
+    """
+)
+
+
+async def fold_record_counts(tx: AsyncSession) -> int:
+    """Fold the counts' pending changes (PostgreSQL's triggers append them) into the counts;
+    how many sources changed. Two folders at once: the second skips the changes the first
+    deleted, so nothing is counted twice. SQLite's triggers update the counts themselves."""
+    if tx.get_bind().dialect.name != "postgresql":
+        return 0
+    result = await tx.execute(_FOLD)
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 # ---- sources ------------------------------------------------------------------------------
@@ -319,10 +353,10 @@ async def finish(
     values: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None, "updated_at": now}
     if error is None and done:
         values.update(last_success_at=now, last_error=None)
-        values["record_count"] = (
-            select(func.count(SourceRecord.id))
-            .where(SourceRecord.source == Source.name)
-            .scalar_subquery()
+        kept = _kept_counts()
+        values["record_count"] = func.coalesce(
+            select(func.sum(kept.c.n)).where(kept.c.source == Source.name).scalar_subquery(),
+            0,
         )
     elif error is not None:
         values.update(last_error=error[:ERROR_MAX_CHARS], last_error_at=now)

@@ -6,15 +6,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import ColumnElement, Select, func, literal_column, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import claim, probe
-from storage.models import Session, SessionCompletion, SessionSummary
+from storage.models import (
+    SESSION_ACTIVITY,
+    TASK_CANDIDATE,
+    Session,
+    SessionCompletion,
+    SessionSummary,
+)
 from storage.repos._upsert import insert_for
 
 SIDE_CONVERSATION = "mode:side_conversation"
+
+
+def by_activity(conversation_id: int | None, *, offset: int, limit: int) -> Select[Session]:
+    """The candidates' page, in the partial index's very words (storage.models): a page
+    reads `offset + limit` index entries, not every Session sorted."""
+    stmt = select(Session).where(text(TASK_CANDIDATE))
+    if conversation_id is not None:
+        stmt = stmt.where(Session.conversation_id == conversation_id)
+    activity: ColumnElement[Any] = literal_column(SESSION_ACTIVITY)
+    return stmt.order_by(activity.desc(), Session.id.asc()).offset(offset).limit(limit)
 
 
 async def sessions_by_activity(
@@ -27,15 +44,7 @@ async def sessions_by_activity(
     """Eligible-looking Sessions, most recent first, ties by id; only those started in
     `conversation_id` unless it is None (the caller applies the visibility rule; the label
     test is left to it too: JSON containment is not portable)."""
-    activity = func.coalesce(Session.last_message_at, Session.status_updated_at, Session.created_at)
-    stmt = select(Session).where(
-        Session.is_archived.is_(False),
-        Session.role.is_(None),
-        Session.subagent_parent.is_(None),
-    )
-    if conversation_id is not None:
-        stmt = stmt.where(Session.conversation_id == conversation_id)
-    stmt = stmt.order_by(activity.desc(), Session.id.asc()).offset(offset).limit(limit)
+    stmt = by_activity(conversation_id, offset=offset, limit=limit)
     return list((await tx.scalars(stmt)).all())
 
 
@@ -172,9 +181,7 @@ async def store_summary(
     return bool(getattr(result, "rowcount", 0))
 
 
-async def settle_refresh(
-    tx: AsyncSession, session_id: int, owner: str, for_count: int
-) -> None:
+async def settle_refresh(tx: AsyncSession, session_id: int, owner: str, for_count: int) -> None:
     """Nothing new to summarize: the refresh is done without a new text."""
     await tx.execute(
         update(SessionSummary)

@@ -13,6 +13,7 @@ from sqlalchemy import bindparam, inspect, select, text
 from storage.db import create_database
 from storage.migrate import alembic_config, current_revision, head_revision, migrate
 from storage.models import Base, Conversation, Matter, Operation, Session
+from storage.repos import sources as sources_repo
 from storage.types import JSONType, utcnow
 from storage.urls import normalize_database_url
 from tests import databases
@@ -183,5 +184,39 @@ async def test_task_sessions_take_the_state_of_their_matter(empty_database_url: 
             "cancelled": "cancelled",
             "no matter": "active",
         }
+    finally:
+        await db.dispose()
+
+
+async def test_the_flat_reads_migration_counts_the_records_already_stored(
+    empty_database_url: str,
+) -> None:
+    """0031 starts each source's kept count from the records written before it, and the
+    triggers count on from there."""
+    db = create_database(empty_database_url)
+    now = utcnow()
+    try:
+        await migrate(db, "0030")
+        async with db.write() as s:
+            for source, n in (("feishu:oc_a", 3), ("email:INBOX", 2)):
+                for i in range(n):
+                    await s.execute(
+                        text(
+                            "INSERT INTO source_records (source, external_id, scope, text,"
+                            " payload, created_at) VALUES (:source, :eid, 'scope', 'hi',"
+                            " :payload, :at)"
+                        ).bindparams(bindparam("payload", type_=JSONType)),
+                        {"source": source, "eid": f"m{i}", "payload": {}, "at": now},
+                    )
+        await migrate(db)
+        async with db.write() as s:
+            await s.execute(
+                text(
+                    "DELETE FROM source_records WHERE source = 'email:INBOX' AND external_id = 'm0'"
+                )
+            )
+        async with db.read() as s:
+            counts = await sources_repo.counts_by_source(s)
+        assert counts == {"feishu:oc_a": 3, "email:INBOX": 1}
     finally:
         await db.dispose()
