@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.assistant.access import NOT_PERMITTED, log_refusal
+from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.forget.batch import summary
 from bot.forget.parse import USAGE, parse_words
@@ -28,7 +28,9 @@ def register_forget_commands(registry: CommandRegistry) -> None:
         admin=True,
     )
     async def forget_cmd(ctx: CommandContext, args: list[str]) -> str:
-        if not ctx.visibility.everything or ctx.sender_id != ctx.services.settings.owner:
+        # The owner's role (their Feishu id, or the console, which speaks as the owner) where
+        # they see everything: their DM or the console, never a group.
+        if not ctx.visibility.everything or ctx.role is not Role.OWNER:
             log_refusal(
                 ctx.sender_id, " ".join(["/forget", *args]), f"{ctx.platform}:{ctx.chat_id}"
             )
