@@ -29,7 +29,7 @@ test: $(STAMP)
 	@scripts/ensure-tesseract
 	@scripts/ensure-ffmpeg
 	$(MAKE) --no-print-directory lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 # The fault suite (tests/faults/): real `maka serve` replicas on a private PostgreSQL cluster,
 # killed and starved under traffic. Minutes, not seconds; not part of `make test`.
