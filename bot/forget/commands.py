@@ -51,6 +51,8 @@ def register_forget_commands(registry: CommandRegistry) -> None:
 async def _plan(ctx: CommandContext, sel: forgets.Selector, args: list[str]) -> str:
     async with ctx.services.db.read() as tx:
         counts = await forgets.count_matching(tx, sel)
+    if not counts["records"] and not counts["attachments"]:
+        return f"Nothing I keep matches {sel.describe()}: there is nothing to forget."
     return (
         f"Forgetting {sel.describe()} will remove {counts['records']} records and "
         f"{counts['attachments']} attachments, with the index entries, notebook notes and "

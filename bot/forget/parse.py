@@ -58,6 +58,9 @@ def parse_words(words: list[str], tz: tzinfo) -> tuple[Selector, bool]:
             found["since" if word == "from" else "until"] = rest.pop(0)
         elif word in FIELDS and rest:
             found[word] = rest.pop(0)
+        elif word in (*FIELDS, "between", "from", "to"):
+            wants = "two days" if word == "between" else "a day" if word in ("from", "to") else ""
+            raise ValueError(f"{word!r} needs {wants or 'a value'} after it")
         else:
             raise ValueError(f"unexpected {word!r}")
     return selector(tz=tz, **found), confirm

@@ -336,6 +336,10 @@ def test_a_forget_without_a_target_or_with_a_bad_day_is_one_clear_line() -> None
         parse_words(["between", "2026-13-01", "2026-02-01"], UTC)
     with pytest.raises(ValueError, match="end must come after"):
         parse_words(["between", "2026-02-01", "2026-01-01"], UTC)
+    with pytest.raises(ValueError, match="'chat' needs a value after it"):
+        parse_words(["chat"], UTC)
+    with pytest.raises(ValueError, match="'between' needs two days after it"):
+        parse_words(["between", "2026-02-01"], UTC)
 
 
 async def test_a_forgotten_chat_leaves_the_turn_logs_and_the_bots_memory_search(
