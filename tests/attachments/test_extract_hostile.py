@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import signal
+import sys
 from pathlib import Path
 
 import pytest
 
 from bot.attachments.extract import ExtractLimits, extract, sandbox
 from bot.attachments.extract.result import Extraction
+from bot.attachments.extract.sandbox import end_child
 from tests.attachments import files
 from tests.attachments.hostile import HOSTILE, Hostile, declared_million_cells_xlsx
 from tests.waiting import wait_until
@@ -163,3 +166,33 @@ def _my_extraction_children() -> list[int]:
         if parent == os.getpid() and state != "Z" and b"extract.child" in command:
             found.append(int(entry.name))
     return found
+
+
+async def test_a_killed_child_whose_pipe_is_full_and_unread_is_reaped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A flood stops being read at the cap; asyncio then pauses the pipe with its buffer full,
+    and wait() alone never returns (it waits for every pipe to close). Ending the child reads
+    the pipes to their end, so it returns."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "import sys, time\nsys.stdout.write('x' * 4_000_000)\nsys.stdout.flush()\ntime.sleep(600)",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert child.stdout is not None
+
+    async def paused() -> bool:  # the transport stopped reading: its buffer passed its limit
+        return len(child.stdout._buffer) >= 2 * 64 * 1024  # type: ignore[union-attr]
+
+    await wait_until(paused, what="the child's unread output to fill the pipe's buffer")
+    async with asyncio.timeout(60):  # a backstop with a message, not a speed target
+        try:
+            await end_child(child)
+        except TimeoutError:
+            raise AssertionError("ending the flooding child hung") from None
+    assert child.returncode == -signal.SIGKILL
+    assert "did not close" not in caplog.text  # reaped, not given up on after END_SECONDS
+    assert child.stdout.at_eof()
