@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 import bot.assistant.worker as worker_module
 from bot.forget import batch
+from bot.forget import worker as forget_worker
 from bot.forget.parse import parse_words
 from bot.llm.scripted import ScriptedProvider
 from bot.memory.recall import memory_search
@@ -36,7 +37,7 @@ from storage.repos.sources import NewRecord, is_tombstone
 from storage.types import utcnow
 from tests.assistant.support import bot_world, quiet, replies, say, send
 from tests.channels.feishu.test_recalls import owner_access
-from tests.feishu_world import WorldFactory
+from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.waiting import wait_until
 
 TEAM, OTHER, MAIL = "feishu:oc_team", "feishu:oc_other", "email:INBOX"
@@ -373,6 +374,24 @@ async def test_a_forgotten_chat_leaves_the_turn_logs_and_the_bots_memory_search(
         assert logged and all("narwhal512" not in e.text for e in logged)
 
 
+async def forgotten_by_the_app(w: FeishuWorld, words: list[str]) -> None:
+    """A request stored as /forget ... confirm stores it, carried out by the app's own worker
+    (claiming it here would race that worker for it)."""
+    services = w.app.services
+    sel, _ = parse_words(words, UTC)
+    async with services.db.write() as tx:
+        request_id = await forgets.create(tx, sel, "ou_owner", utcnow())
+        await services.notifier.publish(tx, forget_worker.TOPIC)
+    services.notifier.wake_local(forget_worker.TOPIC)
+
+    async def carried_out() -> bool:
+        async with services.db.read() as tx:
+            row = await forgets.get(tx, request_id)
+        return row is not None and row.status == forgets.DONE
+
+    await wait_until(carried_out, what=f"the app's forget worker to carry out #{request_id}")
+
+
 async def test_a_forgotten_message_still_waiting_for_its_turn_is_never_answered(
     make_world: WorldFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -391,7 +410,7 @@ async def test_a_forgotten_message_still_waiting_for_its_turn_is_never_answered(
                 )
 
         await wait_until(stored, what="the message in the inbox")
-        await forget(db, ["chat", "oc_owner_dm"])
+        await forgotten_by_the_app(w, ["chat", "oc_owner_dm"])
         async with db.read() as tx:
             item = await tx.scalar(select(InboxItem).where(InboxItem.dedupe_key == key))
         assert item is not None and item.batch_id == RECALLED and item.delivered_at is not None
