@@ -14,7 +14,7 @@ import pytest
 
 from bot.attachments.extract import ExtractLimits, extract, sandbox
 from bot.attachments.extract.result import Extraction
-from bot.attachments.extract.sandbox import end_child
+from bot.host.children import end_child
 from tests.attachments import files
 from tests.attachments.hostile import HOSTILE, Hostile, declared_million_cells_xlsx
 from tests.waiting import wait_until
@@ -190,7 +190,7 @@ async def test_a_killed_child_whose_pipe_is_full_and_unread_is_reaped(
     await wait_until(paused, what="the child's unread output to fill the pipe's buffer")
     async with asyncio.timeout(60):  # a backstop with a message, not a speed target
         try:
-            await end_child(child)
+            await end_child(child, group=True)
         except TimeoutError:
             raise AssertionError("ending the flooding child hung") from None
     assert child.returncode == -signal.SIGKILL

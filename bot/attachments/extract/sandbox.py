@@ -9,7 +9,6 @@ Every outcome is an Extraction: a crash, a kill, a spawn failure or a garbled an
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -28,15 +27,13 @@ from bot.attachments.extract.result import (
     seconds_text,
 )
 from bot.attachments.extract.sniff import HEAD_BYTES, sniff
+from bot.host.children import end_child
 from storage.types import UNSTORABLE
 
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[3]  # the directory that holds the `bot` package
 STDERR_KEPT = 4096  # the tail of the child's stderr, for the log
-# How long a killed child's pipes may take to close: they close at once unless something
-# outside its process group holds them.
-END_SECONDS = 10.0
 # The child caps its text at max_chars; JSON escapes make a character at most 6 bytes.
 OUTPUT_SLACK = 64 * 1024
 
@@ -124,7 +121,7 @@ async def _run_child(path: Path, name: str, limits: ExtractLimits, kind: str) ->
     try:
         return await _answer(child, limits, kind)
     finally:
-        await end_child(child)
+        await end_child(child, group=True)  # one kill takes tesseract too
 
 
 async def _answer(
@@ -193,28 +190,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
-
-
-async def end_child(child: asyncio.subprocess.Process) -> None:
-    """Kill the child's group and reap it. What it left in its pipes is read to their end
-    first: asyncio's wait() returns only once every pipe has closed, and a pipe whose reader
-    stopped at the cap (a flood) is paused with a full buffer, so it would never see its end
-    and the wait would hang (it did, in CI, for test_a_child_that_answers_without_end...)."""
-    _kill_group(child)
-    try:
-        async with asyncio.timeout(END_SECONDS):
-            for stream in (child.stdout, child.stderr):
-                if stream is not None:
-                    while await stream.read(64 * 1024):
-                        pass
-            with contextlib.suppress(ProcessLookupError):
-                await child.wait()
-    except TimeoutError:  # the group is killed; a pipe some escaped process holds is let go
-        log.warning("extraction child %s: its pipes did not close after the kill", child.pid)
-
-
-def _kill_group(child: asyncio.subprocess.Process) -> None:
-    """Also after the child's own end: a tesseract it started may outlive it. The group's
-    number cannot be taken by another process while any member of the group lives."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signal.SIGKILL)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import secrets
 import shutil
 
 from bot.channels.feishu.api import FeishuApi, FeishuApiError, FeishuUnreachable
+from bot.host.children import end_child
 from sources.feishu.sdk import (
     FileRecognizeSpeechRequest,
     FileRecognizeSpeechRequestBody,
@@ -106,10 +106,7 @@ async def to_pcm(audio: bytes, *, max_seconds: float, timeout: float = CONVERT_T
     except TimeoutError:
         raise VoiceError(f"could not convert the audio within {timeout:g} s") from None
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        await end_child(proc)  # killed if still running; its pipes drained so it is reaped
     if len(pcm) > most:
         raise VoiceError(f"too long to transcribe: over {_seconds(max_seconds)}")
     if code != 0:
