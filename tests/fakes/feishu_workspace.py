@@ -201,12 +201,8 @@ class WorkspaceHandlers:
             for d in self.docs.values()
             if d.in_root and not d.deleted and d.owner_id == owner
         ]
-        page = files[start : start + size]
-        more = start + size < len(files)
-        data: dict[str, Any] = {"files": page, "has_more": more}
-        if more:
-            data["next_page_token"] = str(start + size)
-        return web.json_response({"code": 0, "msg": "success", "data": data})
+        # drive/v1 names its list `files` and its token `next_page_token`
+        return self._listed(files, start, size, key="files", token="next_page_token")
 
     async def _raw_content(self, request: web.Request) -> web.Response:
         self._user(request)
@@ -223,7 +219,7 @@ class WorkspaceHandlers:
         self._user(request)
         size, start = self._page(request, 50)
         spaces = [{"space_id": s, "name": f"space {s}"} for s in self.wiki]
-        return self._listed(spaces[start : start + size], start + size < len(spaces), start + size)
+        return self._listed(spaces, start, size)
 
     async def _list_nodes(self, request: web.Request) -> web.Response:
         self._user(request)
@@ -249,13 +245,23 @@ class WorkspaceHandlers:
                     "obj_edit_time": str(doc.modified_time),
                 }
             )
-        return self._listed(items[start : start + size], start + size < len(items), start + size)
+        return self._listed(items, start, size)
 
     @staticmethod
-    def _listed(items: list[dict[str, Any]], more: bool, next_start: int) -> web.Response:
-        data: dict[str, Any] = {"items": items, "has_more": more}
+    def _listed(
+        items: list[dict[str, Any]],
+        start: int,
+        size: int,
+        *,
+        key: str = "items",
+        token: str = "page_token",
+    ) -> web.Response:
+        """One page of `items` from `start`, with `has_more` and, if there is more, the token
+        of the next page (an offset here)."""
+        more = start + size < len(items)
+        data: dict[str, Any] = {key: items[start : start + size], "has_more": more}
         if more:
-            data["page_token"] = str(next_start)
+            data[token] = str(start + size)
         return web.json_response({"code": 0, "msg": "success", "data": data})
 
     async def _create_document(self, request: web.Request) -> web.Response:
@@ -295,13 +301,7 @@ class WorkspaceHandlers:
     async def _list_tasks(self, request: web.Request) -> web.Response:
         self._user(request)
         size, start = self._page(request, 100)
-        items = [t.json() for t in self.tasks.values()]
-        page = items[start : start + size]
-        more = start + size < len(items)
-        data: dict[str, Any] = {"items": page, "has_more": more}
-        if more:
-            data["page_token"] = str(start + size)
-        return web.json_response({"code": 0, "msg": "success", "data": data})
+        return self._listed([t.json() for t in self.tasks.values()], start, size)
 
     async def _create_task(self, request: web.Request) -> web.Response:
         self._user(request)
