@@ -165,8 +165,8 @@ class OAuthHandlers:
                 raise _OAuthError(UNSUPPORTED_GRANT)
         except _OAuthError as exc:
             code, error, description = exc.err
-            answer = {"code": code, "error": error, "error_description": description}
-            return web.json_response(answer, status=400)
+            refused = {"code": code, "error": error, "error_description": description}
+            return web.json_response(refused, status=400)
         answer: dict[str, Any] = {
             "code": 0,
             "access_token": tokens.access_token,

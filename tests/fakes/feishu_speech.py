@@ -43,7 +43,18 @@ class SpeechHandlers:
     def authenticate(self, request: web.Request) -> str:
         raise NotImplementedError
 
-    def fail_next(self, path_prefix: str, **kwargs: Any) -> None:
+    def fail_next(  # FeishuFake's own (tests/fakes/feishu.py), with its signature
+        self,
+        path_prefix: str,
+        *,
+        times: int = 1,
+        http_status: int = 200,
+        code: int = 1500,
+        msg: str = "internal error",
+        headers: dict[str, str] | None = None,
+        method: str | None = None,
+        raw_body: bytes | str | None = None,
+    ) -> None:
         raise NotImplementedError
 
     def add_speech_routes(self, app: web.Application) -> None:
