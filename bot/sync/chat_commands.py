@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.assistant.access import NOT_PERMITTED, log_refusal
+from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, UsageError
 from bot.owner.api import owner_api
 from bot.owner.tokens import OwnerTokens
@@ -30,7 +30,7 @@ async def chats_command(ctx: CommandContext, args: list[str]) -> str:
     text = " ".join(["/sync chats", *args])
     if ctx.platform != "feishu":  # the console speaks as the owner but has no Feishu account
         return FEISHU_ONLY
-    if not ctx.visibility.everything or ctx.sender_id != ctx.services.settings.owner:
+    if not ctx.visibility.everything or ctx.role is not Role.OWNER:  # the one role rule
         log_refusal(ctx.sender_id, text, f"{ctx.platform}:{ctx.chat_id}")
         return ONLY_OWNER_DM
     if not owner_sign_in_configured(ctx.services.settings):
