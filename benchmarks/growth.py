@@ -43,18 +43,18 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _growth_common import CHATS, NOW, SESSIONS, median_ms  # noqa: E402
 from _summary import emit  # noqa: E402
 from sqlalchemy import func, insert, select, text  # noqa: E402
 
@@ -72,12 +72,10 @@ from tests.databases import create_postgres_database, drop_postgres_database  # 
 from tests.fakes import FeishuEventSender, FeishuFake  # noqa: E402
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
-SESSIONS = 10_000
-CHATS = 200
 BATCH = 5_000
-REPEATS = 15
-NOW = datetime(2026, 12, 6, tzinfo=UTC)
 RESULTS = ROOT / "benchmarks" / "results"
+# Each measures more operations on the running app: (app, messages) -> {figure: value}.
+MORE: list[Callable[[Any, int], Awaitable[dict[str, float]]]] = []
 ENCRYPT_KEY, TOKEN = "bench-encrypt-key", "bench-verification-token"
 
 
@@ -126,16 +124,6 @@ async def _fill_sessions(db: Database) -> None:
     if not db.is_sqlite:  # as autovacuum would soon after: plans by real statistics
         async with db.engine.connect() as conn:
             await conn.execute(text("ANALYZE"))
-
-
-async def _median_ms(run: Callable[[], Awaitable[Any]]) -> float:
-    await run()  # warm
-    times = []
-    for _ in range(REPEATS):
-        started = time.perf_counter()
-        await run()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 async def _disk_mb(db: Database, url: str) -> float:
@@ -231,11 +219,11 @@ async def _measure(url: str, workdir: Path, messages: int) -> dict[str, float]:
                 if status != 200:
                     raise RuntimeError(f"webhook answered {status}: {body[:200]}")
 
-            figures["webhook ack ms"] = await _median_ms(ack)
-            figures["/sync status ms"] = await _median_ms(lambda: load_status(services.db))
-            figures["counts_by_source ms"] = await _median_ms(counts)
-            figures["status page report ms"] = await _median_ms(lambda: build_report(services))
-            figures["WorkHub candidates page ms"] = await _median_ms(candidates)
+            figures["webhook ack ms"] = await median_ms(ack)
+            figures["/sync status ms"] = await median_ms(lambda: load_status(services.db))
+            figures["counts_by_source ms"] = await median_ms(counts)
+            figures["status page report ms"] = await median_ms(lambda: build_report(services))
+            figures["WorkHub candidates page ms"] = await median_ms(candidates)
 
             async def counted_before() -> None:  # counts_by_source before migration 0029
                 async with services.db.read() as tx:
@@ -261,8 +249,10 @@ async def _measure(url: str, workdir: Path, messages: int) -> dict[str, float]:
                         .limit(20)
                     )
 
-            figures["(before) GROUP BY count ms"] = await _median_ms(counted_before)
-            figures["(before) Sessions sorted ms"] = await _median_ms(sorted_before)
+            figures["(before) GROUP BY count ms"] = await median_ms(counted_before)
+            figures["(before) Sessions sorted ms"] = await median_ms(sorted_before)
+            for more in MORE:  # the other modules' operations, on the same app and history
+                figures.update(await more(app, messages))
     return figures
 
 
