@@ -245,11 +245,14 @@ def _read(file: IO[bytes]) -> bytes:
 
 def _pg_dump_revision(path: Path) -> str | None:
     pg_restore = find_pg_tool("pg_restore")
-    out = _run(
-        [pg_restore, "--data-only", "--table=alembic_version", "--file=-", str(path)],
-        dict(os.environ),
-        "pg_restore",
-    )
+    try:
+        out = _run(
+            [pg_restore, "--data-only", "--table=alembic_version", "--file=-", str(path)],
+            dict(os.environ),
+            "pg_restore",
+        )
+    except BackupError as exc:  # a file cut short or damaged: name it, as for SQLite
+        raise BackupError(f"cannot read {path}: {exc}") from None
     # The data comes as `COPY public.alembic_version (version_num) FROM stdin;`, its rows,
     # then `\.`.
     lines = out.decode().splitlines()

@@ -353,11 +353,16 @@ async def test_a_file_that_is_no_backup_is_refused_in_one_line(
     settings = _settings(tmp_path, "here", url)
     notes = tmp_path / "notes.txt"
     notes.write_text("not a backup\n")
+    damaged = tmp_path / "damaged.backup"  # the right first bytes, nothing sound after them
+    magic = backup_module.SQLITE_MAGIC if kind == "sqlite" else backup_module.PG_DUMP_MAGIC
+    damaged.write_bytes(magic + b"\x00garbage" * 200)
     folder = tmp_path / "a folder"
     folder.mkdir()
 
     assert await run_restore(settings, notes, force=True) == 1
     assert "is not a maka backup" in _one_line(capsys.readouterr().err)
+    assert await run_restore(settings, damaged, force=True) == 1
+    assert _one_line(capsys.readouterr().err).startswith(f"cannot read {damaged}")
     assert await run_restore(settings, tmp_path / "missing.backup", force=True) == 1
     assert "cannot read" in _one_line(capsys.readouterr().err)
     assert await run_restore(settings, folder, force=True) == 1
