@@ -202,14 +202,20 @@ def restore_postgres(url: str, backup: Path, drop_tables: list[str]) -> None:
             stdout=subprocess.DEVNULL,
             stderr=load_err,
         )
-        script = subprocess.Popen(
-            [pg_restore, "--clean", "--if-exists", "--no-owner", "--no-privileges",
-             "--file=-", str(backup)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=restore_err,
-        )  # fmt: skip
-        assert loader.stdin is not None and script.stdout is not None
+        assert loader.stdin is not None
+        try:
+            script = subprocess.Popen(
+                [pg_restore, "--clean", "--if-exists", "--no-owner", "--no-privileges",
+                 "--file=-", str(backup)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=restore_err,
+            )  # fmt: skip
+        except OSError as exc:
+            loader.stdin.close()  # nothing sent: psql ends, nothing changed
+            loader.wait()
+            raise BackupError(f"pg_restore could not run: {exc}") from None
+        assert script.stdout is not None
         try:
             loader.stdin.write(f"BEGIN;\n{drop}".encode())
             shutil.copyfileobj(script.stdout, loader.stdin)
