@@ -3,8 +3,8 @@
 SQLite: the online backup API, one step, so the copy is one consistent snapshot taken while the
 service keeps writing (WAL: readers never block its writer); the copy is a plain SQLite file in
 rollback-journal mode, whole in itself. PostgreSQL: `pg_dump -Fc` and back through `pg_restore`
-piped into one `psql` transaction that first drops what the target held, so a restore that
-fails leaves the target as it was.
+piped into one `psql` transaction that first drops what the target held and commits only once
+the whole backup is in, so a restore that fails, even midway, leaves the target as it was.
 
 A backup file says what it is: its first bytes tell the kind (SQLite's and pg_dump's own
 magic), and its schema revision is read from its `alembic_version` table, so no wrapper or
@@ -20,9 +20,10 @@ import re
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from sqlalchemy.engine import make_url
 
@@ -184,50 +185,80 @@ def backup_postgres(url: str, target: Path) -> None:
 
 def restore_postgres(url: str, backup: Path, drop_tables: list[str]) -> None:
     """Drop `drop_tables` (the target's, some perhaps of a newer schema than the backup's), then
-    every object the backup holds (--clean), and load it, in ONE transaction (psql -1): on any
-    error the target keeps what it had."""
+    every object the backup holds (--clean), and load it, in ONE transaction that is committed
+    only once pg_restore has written the whole script: on any error, psql's or pg_restore's
+    midway (a file cut short), the target keeps what it had. (`psql -1` would not do: at the
+    end of its input it commits, and a pg_restore that died midway ends that input.)"""
     pg_restore, psql = find_pg_tool("pg_restore"), find_pg_tool("psql")
     env = libpq_env(url) | {"PGOPTIONS": "-c client_min_messages=warning"}
-    drop = "".join(f'DROP TABLE IF EXISTS "{t}" CASCADE;' for t in drop_tables) or "SELECT 1;"
-    script = subprocess.Popen(
-        [
-            pg_restore,
-            "--clean",
-            "--if-exists",
-            "--no-owner",
-            "--no-privileges",
-            "--file=-",
-            str(backup),
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert script.stdout is not None
-    try:
-        loaded = subprocess.run(
-            [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", "-c", drop, "-f", "-"],
+    drop = "".join(f'DROP TABLE IF EXISTS "{t}" CASCADE;\n' for t in drop_tables)
+    # Their messages go to files: a pipe nobody reads while the script streams could fill up
+    # and stall the child.
+    with tempfile.TemporaryFile() as restore_err, tempfile.TemporaryFile() as load_err:
+        loader = subprocess.Popen(
+            [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "-"],
             env=env,
-            stdin=script.stdout,
-            capture_output=True,
-            check=False,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=load_err,
         )
-    finally:
-        script.stdout.close()
-        _, restore_err = script.communicate()
-    if script.returncode != 0:
-        raise BackupError(f"pg_restore failed: {_first_line(restore_err)}")
-    if loaded.returncode != 0:
-        raise BackupError(f"psql failed, target unchanged: {_first_line(loaded.stderr)}")
+        assert loader.stdin is not None
+        try:
+            script = subprocess.Popen(
+                [pg_restore, "--clean", "--if-exists", "--no-owner", "--no-privileges",
+                 "--file=-", str(backup)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=restore_err,
+            )  # fmt: skip
+        except OSError as exc:
+            loader.stdin.close()  # nothing sent: psql ends, nothing changed
+            loader.wait()
+            raise BackupError(f"pg_restore could not run: {exc}") from None
+        assert script.stdout is not None
+        try:
+            loader.stdin.write(f"BEGIN;\n{drop}".encode())
+            shutil.copyfileobj(script.stdout, loader.stdin)
+            if script.wait() == 0:
+                loader.stdin.write(b"\nCOMMIT;\n")
+            loader.stdin.close()  # without COMMIT, psql ends and the server rolls back
+        except BrokenPipeError:
+            pass  # psql stopped at an error (ON_ERROR_STOP): its message says which
+        finally:
+            script.stdout.close()  # a pg_restore still writing ends on the closed pipe
+            script.wait()
+            _close_quietly(loader.stdin)
+            loader.wait()
+        if loader.returncode != 0:
+            raise BackupError(f"psql failed, target unchanged: {_first_line(_read(load_err))}")
+        if script.returncode != 0:
+            raise BackupError(
+                f"pg_restore failed, target unchanged: {_first_line(_read(restore_err))}"
+            )
+
+
+def _close_quietly(pipe: IO[bytes]) -> None:
+    try:
+        pipe.close()
+    except BrokenPipeError:  # closing flushes; psql may be gone already
+        pass
+
+
+def _read(file: IO[bytes]) -> bytes:
+    file.seek(0)
+    return file.read()
 
 
 def _pg_dump_revision(path: Path) -> str | None:
     pg_restore = find_pg_tool("pg_restore")
-    out = _run(
-        [pg_restore, "--data-only", "--table=alembic_version", "--file=-", str(path)],
-        dict(os.environ),
-        "pg_restore",
-    )
+    try:
+        out = _run(
+            [pg_restore, "--data-only", "--table=alembic_version", "--file=-", str(path)],
+            dict(os.environ),
+            "pg_restore",
+        )
+    except BackupError as exc:  # a file cut short or damaged: name it, as for SQLite
+        raise BackupError(f"cannot read {path}: {exc}") from None
     # The data comes as `COPY public.alembic_version (version_num) FROM stdin;`, its rows,
     # then `\.`.
     lines = out.decode().splitlines()

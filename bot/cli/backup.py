@@ -2,8 +2,10 @@
 
 Backup runs beside `maka serve`. Restore does not: a running Host renews its liveness lease
 (bot.host.workers) in the database, and a live one refuses the restore in one line. Restore
-replaces the whole database, so one that holds any row needs --force. A backup from a schema
-this code does not know (a newer maka) is refused; an older one is restored, then migrated up.
+replaces the whole database, so one that holds any row needs --force; a PostgreSQL database
+that does not exist yet is created (storage.pg_database), and dropped again if the restore
+fails. A backup from a schema this code does not know (a newer maka) is refused; an older one
+is restored, then migrated up.
 Afterwards the Host leases the copy carried are lapsed (their claims are free at once, not
 after a TTL) and the search index is rebuilt from the restored rows, so search shows what the
 database holds and nothing else."""
@@ -17,6 +19,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import inspect, select, text, update
+from sqlalchemy.engine import make_url
 
 from bot.cli.database import sqlite_file_must_exist
 from bot.cli.search import rebuild
@@ -35,6 +38,7 @@ from storage.claims import HOST_LEASE_PREFIX
 from storage.db import Database, create_database
 from storage.migrate import head_revision, known_revisions, migrate
 from storage.models import Lease
+from storage.pg_database import drop_created_database, ensure_postgres_database
 from storage.search import SearchError
 from storage.types import utcnow
 from storage.urls import is_sqlite, sqlite_file_of
@@ -67,9 +71,14 @@ class Target:
 
 async def run_restore(settings: Settings, file: Path, *, force: bool) -> int:
     url = settings.resolved_database_url
+    created = False
     try:
         info = await asyncio.to_thread(read_backup, file)
         _check_backup(info, url)
+        if not is_sqlite(url):
+            created = await ensure_postgres_database(url)
+            if created:
+                print(f"created the database {make_url(url).database}: it did not exist")
         target = await _inspect_target(url)
         if target.serving:
             instance, until = target.serving
@@ -87,8 +96,14 @@ async def run_restore(settings: Settings, file: Path, *, force: bool) -> int:
         else:
             await asyncio.to_thread(restore_postgres, url, file, target.tables)
     except BackupError as exc:
+        if created:
+            await drop_created_database(url)
         print(exc, file=sys.stderr)
         return 1
+    except Exception:  # e.g. DatabaseNotReady, printed by bot.cli.main: nothing left behind
+        if created:
+            await drop_created_database(url)
+        raise
     db = create_database(url)
     try:
         await migrate(db)  # a backup from an older schema comes up to this code's

@@ -262,12 +262,12 @@ async def test_the_maka_commands_back_up_and_refuse_to_overwrite_data_in_one_lin
     assert code == 1 and "add --force" in _one_line(out + err)
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_backup_under_traffic_holds_every_message_acked_before_it_started(
-    make_world: WorldFactory, database_url: str, tmp_path: Path
+    make_world: WorldFactory, database_url: str, restore_url: str, tmp_path: Path
 ) -> None:
-    """The SQLite backup is one snapshot taken between its start and its end, so: every event
-    Feishu got a 200 for before the backup started is in it, and nothing sent after it ended."""
+    """A backup is one snapshot taken between its start and its end (SQLite's backup step,
+    pg_dump's one transaction), so: every event Feishu got a 200 for before the backup started
+    is in it, and nothing sent after it ended."""
     sent: list[str] = []  # message ids in the order their POST began
     acked: list[str] = []  # in the order their 200 came back
     stop = asyncio.Event()
@@ -302,7 +302,6 @@ async def test_a_backup_under_traffic_holds_every_message_acked_before_it_starte
             stop.set()
             await sender
 
-    restore_url = databases.normalize_database_url(f"sqlite:///{tmp_path / 'fresh.db'}")
     assert await run_restore(_settings(tmp_path, "fresh", restore_url), file, force=False) == 0
     db = create_database(restore_url)
     try:
@@ -318,3 +317,65 @@ async def test_a_backup_under_traffic_holds_every_message_acked_before_it_starte
     assert acked_before <= restored, sorted(acked_before - restored)
     assert restored <= sent_before_end, sorted(restored - sent_before_end)
     assert live_hosts == 0  # the copy does not look served: `maka serve` may start on it
+
+
+async def test_a_restore_cut_short_midway_leaves_the_database_as_it_was(
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The backup of an empty database, cut before its end: the restore fails in one line
+    and the database still holds what it held, schema and rows."""
+    settings = _settings(tmp_path, "here", database_url)
+    whole = tmp_path / "empty.backup"
+    assert await run_backup(settings, whole) == 0
+    cut = tmp_path / "cut.backup"
+    cut.write_bytes(whole.read_bytes()[: -64 if not is_sqlite(database_url) else 8192])
+    await _seed(database_url)
+    capsys.readouterr()
+
+    assert await run_restore(settings, cut, force=True) == 1
+
+    line = _one_line(capsys.readouterr().err)
+    # PostgreSQL: the file's table of contents is whole, so pg_restore fails while loading
+    assert is_sqlite(database_url) or line.startswith("pg_restore failed, target unchanged")
+    assert await _count(database_url, InboundEvent, InboundEvent.message_id == "om_kept") == 1
+    assert await _count(database_url, SourceRecord) == 1
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+async def test_a_file_that_is_no_backup_is_refused_in_one_line(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = (
+        databases.normalize_database_url(f"sqlite:///{tmp_path / 'maka.db'}")
+        if kind == "sqlite"
+        else "postgresql://postgres@127.0.0.1:5432/nowhere"
+    )
+    settings = _settings(tmp_path, "here", url)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a backup\n")
+    damaged = tmp_path / "damaged.backup"  # the right first bytes, nothing sound after them
+    magic = backup_module.SQLITE_MAGIC if kind == "sqlite" else backup_module.PG_DUMP_MAGIC
+    damaged.write_bytes(magic + b"\x00garbage" * 200)
+    folder = tmp_path / "a folder"
+    folder.mkdir()
+
+    assert await run_restore(settings, notes, force=True) == 1
+    assert "is not a maka backup" in _one_line(capsys.readouterr().err)
+    assert await run_restore(settings, damaged, force=True) == 1
+    assert _one_line(capsys.readouterr().err).startswith(f"cannot read {damaged}")
+    assert await run_restore(settings, tmp_path / "missing.backup", force=True) == 1
+    assert "cannot read" in _one_line(capsys.readouterr().err)
+    assert await run_restore(settings, folder, force=True) == 1
+    assert "cannot read" in _one_line(capsys.readouterr().err)
+    assert not (tmp_path / "maka.db").exists()
+
+
+async def test_a_backup_into_a_folder_that_does_not_exist_fails_in_one_line(
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "no such folder" / "maka.backup"
+
+    assert await run_backup(_settings(tmp_path, "here", database_url), file) == 1
+
+    assert _one_line(capsys.readouterr().err)
+    assert not file.parent.exists()
