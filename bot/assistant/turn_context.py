@@ -8,7 +8,6 @@ the user from seeing it twice.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +27,7 @@ from bot.config import Settings
 from bot.services import Services
 from storage.db import Together
 from storage.repos import inbox, outbox
+from storage.repos.reply_keys import reply_key
 from storage.types import utcnow
 
 MAX_ITEM_CHARS = 8000
@@ -318,11 +318,6 @@ def answered_without_model(settings: Settings, chat_type: str, item: BatchItem) 
     assert item.role is not None, "roles are assigned before this is asked"
     command = not item.is_answer and CommandRegistry.is_command(item.text)
     return command or not may_use_assistant(settings, item.role, chat_type)
-
-
-def reply_key(turn_key: str, ordinal: int) -> str:
-    digest = hashlib.sha256(f"{turn_key}:{ordinal}".encode()).hexdigest()
-    return f"b{digest[:39]}"
 
 
 @dataclass(frozen=True)

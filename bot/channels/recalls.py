@@ -10,8 +10,9 @@ redelivery is a duplicate and does nothing):
 - its inbox item, if still waiting, is delivered as "recalled" (no turn answers it; a turn
   already running with it goes on), and a message not here yet is blocked, so arriving after
   its recall it is stored but never answered;
-- the turn logs that showed it to the model are redacted, and their search documents with
-  them (storage/repos/sessions.py `redact_item`).
+- the turn logs that showed it to the model are redacted, with the turn's answer (its log
+  and its replies in the outbox) and the summaries made since, and their search documents
+  with them (storage/repos/redactions.py `redact_item`, the rule a forget follows too).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sources.feishu import records as feishu_source
 from storage.models import InboundEvent
-from storage.repos import attachments, conversations, inbound, inbox, memory_indexes, sessions
+from storage.repos import attachments, conversations, inbound, inbox, memory_indexes, redactions
 from storage.repos import sources as source_records
 
 log = logging.getLogger(__name__)
@@ -85,14 +86,16 @@ async def recall_in(tx: AsyncSession, recall: InboundRecall, now: datetime) -> R
     item = await inbox.recall_message(tx, f"{recall.platform}:{recall.message_id}", now)
     redacted = 0
     if item.item_id is not None and item.conversation_id is not None and item.created_at:
-        redacted = await sessions.redact_item(
+        done = await redactions.redact_item(
             tx,
             item.conversation_id,
             item.item_id,
             since=item.created_at,
             words=item.words,
+            turn_key=item.turn_key,
             now=now,
         )
+        redacted = done.logs
     return RecallResult(True, len(removed), item.dropped, redacted)
 
 

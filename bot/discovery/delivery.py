@@ -6,7 +6,7 @@ that turn's replies that reached the chat was sent (its outbox row is `sent`). T
 then records when (`delivered_at`, the row's `sent_at`) and that message's platform id
 (`message_id`). A turn that sent nothing, or whose replies all failed or may not have
 arrived, leaves the finding `unsent`. Read from the outbox (the turn's reply keys are
-derived from its key, `bot.assistant.turn_context.reply_key`), so neither the Bot nor the
+derived from its key, `storage.repos.reply_keys.reply_key`), so neither the Bot nor the
 senders do anything for discovery: `settle_deliveries` runs before anything uses delivery
 (each beat, `/discovery status`, the status page).
 
@@ -22,15 +22,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.assistant.turn_context import reply_key
 from storage.db import Database
 from storage.models import Finding
 from storage.repos import conversations
 from storage.repos import discovery as repo
+from storage.repos.reply_keys import REPLIES_PER_TURN, reply_key
 
-# A turn writes at most one reply per agent step (bot/assistant/turn.py: 10) and one more
-# when the model fails; the keys past these are never written.
-REPLIES_PER_TURN = 16
 FEEDBACK_WINDOW = timedelta(days=7)  # replies and reactions to a finding this long after it
 FEEDBACK_CHARS = 500
 MESSAGES_SCANNED = 2000  # the owner's DM messages read for replies to recent findings

@@ -3,9 +3,13 @@
 A batch, in one transaction: the next records the request covers (after its cursor) become
 tombstones (the search follower deletes their documents), their attachments go and each blob
 no other attachment uses, memory index entries and notebook notes citing them are deleted
-(their words may repeat the records'), and the turn logs that showed a forgotten chat message
-to the model are redacted as a recall redacts them. The request's cursor and counts commit
-with it, so a failure rolls the batch back and the next try resumes there.
+(their words may repeat the records'), discovery findings citing them (or those notes) are
+withdrawn, and what the Bot's turns kept of a forgotten chat message (or of a withdrawn
+finding it told) goes as a recall's does: the turn logs that showed it, the turn's answer
+in its log and in the outbox, the summaries made since (storage/repos/redactions.py). A
+forgotten chat message's stored inbound event and inbox item keep their row and key (Feishu
+redelivers: it must stay a duplicate) but lose their body. The request's cursor and counts
+commit with it, so a failure rolls the batch back and the next try resumes there.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
 from storage.db import Database
 from storage.models import ForgetRequest, SourceRecord
-from storage.repos import forgets, inbox, memory_indexes, sessions
+from storage.repos import discovery, forgets, inbox, memory_indexes, redactions, sessions
 from storage.repos import sources as source_records
 from storage.types import utcnow
 
@@ -29,7 +33,18 @@ BATCH = 200  # records a batch removes: a transaction that stays short on a busy
 LEASE = timedelta(minutes=2)
 FORGOTTEN = Counter("maka_forgotten_records_total", "Records removed by forget requests")
 TOPICS = (source_records.RECORDS_TOPIC, sessions.SESSION_INDEX_TOPIC)
-KEYS = ("records", "attachments", "blobs", "index_entries", "notes", "logs_redacted")
+KEYS = (
+    "records",
+    "attachments",
+    "blobs",
+    "index_entries",
+    "notes",
+    "logs_redacted",
+    "answers_redacted",
+    "summaries_dropped",
+    "findings_withdrawn",
+    "payloads_blanked",
+)
 
 
 class LeaseLost(Exception):
@@ -78,39 +93,60 @@ async def _remove(tx: AsyncSession, batch: list[SourceRecord], now: datetime) ->
     live = [r for r in batch if not source_records.is_tombstone(r.payload)]
     if not live:
         return {}
-    logs = 0
-    for record in live:
-        logs += await _redact_logs(tx, record, now)
-    attachments, blobs = await forgets.drop_attachments(tx, live)
+    counts = dict.fromkeys(KEYS, 0)
+    # Read (its words, its turn) before its item is blanked below.
+    messages = [r.external_id for r in live if _chat_message(r)]
+    for message_id in messages:
+        _add(counts, await _redact(tx, f"{feishu_source.KIND}:{message_id}", now))
+    counts["attachments"], counts["blobs"] = await forgets.drop_attachments(tx, live)
     seqs = await source_records.remove_records(
         tx, [(r.id, r.source, r.external_id, r.scope) for r in live], now
     )
-    entries = await memory_indexes.forget_records(tx, seqs, now, whole=True)
+    counts["records"] = len(seqs)
+    counts["index_entries"] = await memory_indexes.forget_records(tx, seqs, now, whole=True)
     notes = await forgets.drop_notes(tx, seqs)
+    counts["notes"] = len(notes)
+    findings = await forgets.withdraw_findings(tx, seqs, notes)
+    counts["findings_withdrawn"] = len(findings)
+    told = [discovery.finding_item_key(f.finding_id) for f in findings]
+    for key in told:  # the turn that told the owner a finding may have repeated its words
+        _add(counts, await _redact(tx, key, now))
+    counts["payloads_blanked"] = await forgets.blank_events(
+        tx, feishu_source.PLATFORM, messages
+    ) + await forgets.blank_items(tx, [f"{feishu_source.KIND}:{m}" for m in messages] + told)
     FORGOTTEN.inc(len(seqs))
-    return {
-        "records": len(seqs),
-        "attachments": attachments,
-        "blobs": blobs,
-        "index_entries": entries,
-        "notes": notes,
-        "logs_redacted": logs,
-    }
+    return counts
 
 
-async def _redact_logs(tx: AsyncSession, record: SourceRecord, now: datetime) -> int:
-    """A chat message the Bot was shown: its words leave the turn logs, as a recall's do, and
-    if it still waits for its turn, no turn takes it."""
-    if not record.source.startswith(f"{feishu_source.KIND}:") or "#" in record.external_id:
-        return 0
-    item = await inbox.item_of(tx, f"{feishu_source.KIND}:{record.external_id}")
+def _chat_message(record: SourceRecord) -> bool:
+    """A Feishu chat message itself (not one of its attachments' or forward's records)."""
+    return record.source.startswith(f"{feishu_source.KIND}:") and "#" not in record.external_id
+
+
+def _add(counts: dict[str, int], done: redactions.Redacted) -> None:
+    counts["logs_redacted"] += done.logs
+    counts["answers_redacted"] += done.answers
+    counts["summaries_dropped"] += done.summaries
+
+
+async def _redact(tx: AsyncSession, item_key: str, now: datetime) -> redactions.Redacted:
+    """An inbox item (a chat message, a finding told): if it still waits for its turn, no
+    turn takes it; what the turns kept of it goes as a recall's does (one rule:
+    storage/repos/redactions.py)."""
+    item = await inbox.item_of(tx, item_key)
     if item is None or item.item_id is None or item.conversation_id is None:
-        return 0
+        return redactions.Redacted()
     await inbox.drop_waiting(tx, item.item_id, now)
     if item.created_at is None:
-        return 0
-    return await sessions.redact_item(
-        tx, item.conversation_id, item.item_id, since=item.created_at, words=item.words, now=now
+        return redactions.Redacted()
+    return await redactions.redact_item(
+        tx,
+        item.conversation_id,
+        item.item_id,
+        since=item.created_at,
+        words=item.words,
+        turn_key=item.turn_key,
+        now=now,
     )
 
 

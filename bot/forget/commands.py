@@ -55,8 +55,9 @@ async def _plan(ctx: CommandContext, sel: forgets.Selector, args: list[str]) -> 
         return f"Nothing I keep matches {sel.describe()}: there is nothing to forget."
     return (
         f"Forgetting {sel.describe()} will remove {counts['records']} records and "
-        f"{counts['attachments']} attachments, with the index entries, notebook notes and "
-        f"turn-log lines citing them. To do it, send: /forget {' '.join(args)} confirm"
+        f"{counts['attachments']} attachments, with the index entries, notebook notes, "
+        f"findings, turn-log lines, answers and summaries citing them. To do it, send: "
+        f"/forget {' '.join(args)} confirm"
     )
 
 

@@ -20,11 +20,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.memory.follower import GAP_TIMEOUT, LEASE, PACE, Follower
 from bot.memory.search import SearchService
+from bot.workhub.digests import digests_of
 from sources.feishu.records import chat_scope
 from storage.db import Database
 from storage.models import Session, SessionEvent
 from storage.repos import sessions as repo
-from storage.repos.sessions import REDACTION, LoggedEvent
+from storage.repos.redactions import REDACTION
+from storage.repos.sessions import LoggedEvent
 from storage.search import SearchDocument
 
 MESSAGE_KINDS = ("user", "assistant")
@@ -56,10 +58,11 @@ def conversation_scope(conversation: ChatLike | None) -> str | None:
 
 def event_document(event: SessionEvent, header: Session, scope: str | None) -> SearchDocument:
     """An event's document; a REDACTION's is the redacted event's, with its text now (a
-    recalled message taken out: storage/repos/sessions.py `redact_item`)."""
+    message taken back: storage/repos/redactions.py `redact_item`)."""
     seq, kind = event.seq, event.kind
     if kind == REDACTION and isinstance(event.payload, dict):
-        seq, kind = int(event.payload.get("redacts") or 0), "user"
+        seq = int(event.payload.get("redacts") or 0)
+        kind = str(event.payload.get("kind") or "user")
     return SearchDocument(
         id=f"session:{event.session_id}:{seq}",
         kind=f"session_{kind}",
@@ -82,11 +85,20 @@ class SessionIndexer:
         return [
             event_document(row.event, row.header, conversation_scope(row.conversation))
             for row in rows
-            if row.event.kind in self.kinds or row.event.kind == REDACTION
+            if row.event.kind in self.kinds or _redacts(row.event)
         ]
 
     async def index(self, rows: Sequence[LoggedEvent]) -> bool:
-        return await self.search.upsert(self.documents(rows))
+        if not await self.search.upsert(self.documents(rows)):
+            return False
+        # A redaction took words out of these Sessions: their digests are written again from
+        # what is stored now (the summary, if dropped, with them; the worker makes it anew).
+        redacted = sorted({row.event.session_id for row in rows if row.event.kind == REDACTION})
+        if not redacted:
+            return True
+        async with self.db.read() as tx:
+            docs, gone = await digests_of(tx, redacted)
+        return await self.search.upsert(docs) and await self.search.delete(gone)
 
     async def rebuild(self) -> int:
         """Index every stored session message again (after a backend change or lost writes)."""
@@ -101,6 +113,15 @@ class SessionIndexer:
             if not await self.search.upsert(docs):
                 raise RuntimeError("the search backend refused documents; see the log")
             count += len(docs)
+
+
+def _redacts(event: SessionEvent) -> bool:
+    """A REDACTION that replaces an event's text (not one that only drops a digest)."""
+    return (
+        event.kind == REDACTION
+        and isinstance(event.payload, dict)
+        and bool(event.payload.get("redacts"))
+    )
 
 
 class SessionIndexWorker(Follower[LoggedEvent]):

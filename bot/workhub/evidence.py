@@ -66,6 +66,10 @@ def _evidence(hits: list[SearchHit]) -> Evidence:
     return Evidence(score=best, excerpts=tuple(excerpts))
 
 
+def digest_id(session_id: str) -> str:
+    return f"session-digest:{session_id}"
+
+
 def session_digest(
     session_id: str, name: str, summary: str | None, recent_texts: Sequence[str]
 ) -> SearchDocument:
@@ -80,7 +84,7 @@ def session_digest(
         parts.append(piece)
         budget -= len(piece)
     return SearchDocument(
-        id=f"session-digest:{session_id}",
+        id=digest_id(session_id),
         kind=DIGEST_KIND,
         text="\n".join(parts),
         title=name,

@@ -32,6 +32,7 @@ from bot.host.workers import Worker
 from bot.llm.client import ModelClient
 from bot.llm.types import Message, ModelError
 from bot.memory.search import SearchService
+from bot.workhub.digests import DIGEST_KINDS, MAX_EVENTS, stored_digest
 from bot.workhub.evidence import session_digest
 from storage.db import Database
 from storage.models import Matter, Session
@@ -44,8 +45,6 @@ log = logging.getLogger(__name__)
 
 TOPIC = "summaries"
 PURPOSE = "session_summary"  # the model calls' purpose
-MAX_EVENTS = 40
-DIGEST_KINDS = ("user", "assistant", "status")  # what a summary (and a digest) is made from
 BATCH = 200
 EVENT_CHARS = 400
 SUMMARY_CHARS = 600
@@ -95,14 +94,7 @@ async def rebuild_digests(db: Database, search: SearchService) -> int:
         async with db.read() as tx:
             summarized = await sessions.summarized_after(tx, last_id, BATCH)
             for header, summary in summarized:
-                events = await sessions.recent_events(
-                    tx, header.id, DIGEST_KINDS, summary.covered_seq, MAX_EVENTS
-                )
-                docs.append(
-                    session_digest(
-                        str(header.id), header.name, summary.text, [e.text for e in events]
-                    )
-                )
+                docs.append(await stored_digest(tx, header, summary))
         if not summarized:
             return count
         last_id = summarized[-1][0].id

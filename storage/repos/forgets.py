@@ -32,7 +32,16 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim
-from storage.models import Attachment, AttachmentBlob, ForgetRequest, NotebookNote, Source
+from storage.models import (
+    Attachment,
+    AttachmentBlob,
+    Finding,
+    ForgetRequest,
+    InboundEvent,
+    InboxItem,
+    NotebookNote,
+    Source,
+)
 from storage.models import SourceRecord as Rec
 
 PENDING, DONE, PARKED = "pending", "done", "parked"
@@ -166,18 +175,121 @@ async def drop_attachments(tx: AsyncSession, records: Sequence[Rec]) -> tuple[in
     return len(rows), len(unused)
 
 
-async def drop_notes(tx: AsyncSession, seqs: Sequence[int]) -> int:
+async def drop_notes(tx: AsyncSession, seqs: Sequence[int]) -> list[int]:
     """Notebook notes citing any of these records (`rec-N` in their refs): deleted, as a
-    note's words may repeat what the record said."""
+    note's words may repeat what the record said. Their ids."""
     if not seqs:
-        return 0
-    as_text = cast(NotebookNote.refs, Text)
-    # Quoted: the JSON list holds `"rec-12"`, and `rec-1` must not match it.
-    cites = or_(*(as_text.like(f'%"rec-{seq}"%') for seq in seqs))
-    ids = list((await tx.scalars(select(NotebookNote.id).where(cites))).all())
+        return []
+    ids = list(
+        (
+            await tx.scalars(
+                select(NotebookNote.id).where(_cites(NotebookNote.refs, [f"rec-{s}" for s in seqs]))
+            )
+        ).all()
+    )
     if ids:
         await tx.execute(delete(NotebookNote).where(NotebookNote.id.in_(ids)))
-    return len(ids)
+    return ids
+
+
+def _cites(refs: Any, wanted: Sequence[str]) -> ColumnElement[bool]:
+    as_text = cast(refs, Text)
+    # Quoted: the JSON list holds `"rec-12"`, and `rec-1` must not match it.
+    return or_(*(as_text.like(f'%"{ref}"%') for ref in wanted))
+
+
+WITHDRAWN_FINDING = "(withdrawn: it cited something the owner had forgotten)"
+
+
+@dataclass(frozen=True)
+class Withdrawn:
+    finding_id: int
+    text: str  # what it said
+
+
+async def withdraw_findings(
+    tx: AsyncSession, seqs: Sequence[int], note_ids: Sequence[int]
+) -> list[Withdrawn]:
+    """Discovery's findings citing these records or notes: their text and refs go (the row
+    stays: the owner's feedback and the repeat check point at it), and one not told yet
+    never is (`unsent`). What each said, for the caller to redact where it was told."""
+    wanted = [f"rec-{s}" for s in seqs] + [f"note-{n}" for n in note_ids]
+    if not wanted:
+        return []
+    rows = (
+        await tx.execute(
+            select(Finding.id, Finding.text, Finding.status).where(
+                _cites(Finding.refs, wanted), Finding.text != WITHDRAWN_FINDING
+            )
+        )
+    ).all()
+    for row in rows:
+        status = "unsent" if row.status == "queued" else row.status
+        await tx.execute(
+            update(Finding)
+            .where(Finding.id == row.id)
+            .values(text=WITHDRAWN_FINDING, refs=[], status=status)
+        )
+    return [Withdrawn(int(r.id), str(r.text)) for r in rows]
+
+
+# What an inbox item's payload keeps once its words are forgotten: who, where and when,
+# which `/why`, the status page and the claim read; never what was said.
+_KEPT = (
+    "platform",
+    "message_id",
+    "chat_id",
+    "chat_type",
+    "sender_id",
+    "sender_type",
+    "message_type",
+    "created_at",
+    "thread_id",
+    "parent_id",
+    "root_id",
+    "finding",
+)
+
+
+async def blank_items(tx: AsyncSession, dedupe_keys: Sequence[str]) -> int:
+    """The inbox items of these keys keep their row and key (a redelivery stays a duplicate)
+    but not their words."""
+    if not dedupe_keys:
+        return 0
+    rows = (
+        await tx.execute(
+            select(InboxItem.id, InboxItem.payload).where(InboxItem.dedupe_key.in_(dedupe_keys))
+        )
+    ).all()
+    count = 0
+    for row in rows:
+        payload = row.payload if isinstance(row.payload, dict) else {}
+        if payload.get("forgotten"):
+            continue
+        kept = {k: payload[k] for k in _KEPT if k in payload}
+        await tx.execute(
+            update(InboxItem)
+            .where(InboxItem.id == row.id)
+            .values(payload={**kept, "forgotten": True})
+        )
+        count += 1
+    return count
+
+
+async def blank_events(tx: AsyncSession, platform: str, message_ids: Sequence[str]) -> int:
+    """The stored inbound events of these messages (the platform's event as received and
+    decrypted) keep their row and key, so a redelivery is still a duplicate, and no body."""
+    if not message_ids:
+        return 0
+    result = await tx.execute(
+        update(InboundEvent)
+        .where(
+            InboundEvent.platform == platform,
+            InboundEvent.message_id.in_(list(message_ids)),
+        )
+        .values(payload={"forgotten": True})
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 # ---- requests ------------------------------------------------------------------------------

@@ -492,7 +492,12 @@ async def item_of(tx: AsyncSession, dedupe_key: str) -> Recalled | None:
     row = (
         await tx.execute(
             select(
-                _ITEMS.c.id, _ITEMS.c.conversation_id, _ITEMS.c.created_at, _ITEMS.c.payload
+                _ITEMS.c.id,
+                _ITEMS.c.conversation_id,
+                _ITEMS.c.created_at,
+                _ITEMS.c.delivered_at,
+                _ITEMS.c.batch_id,
+                _ITEMS.c.payload,
             ).where(_ITEMS.c.dedupe_key == dedupe_key)
         )
     ).one_or_none()
@@ -500,7 +505,9 @@ async def item_of(tx: AsyncSession, dedupe_key: str) -> Recalled | None:
         return None
     payload = row.payload if isinstance(row.payload, dict) else {}
     words = tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
-    return Recalled(row.id, row.conversation_id, row.created_at, False, None, words)
+    handled = row.delivered_at is not None and row.batch_id != RECALLED
+    turn_key = row.batch_id if handled else None
+    return Recalled(row.id, row.conversation_id, row.created_at, False, turn_key, words)
 
 
 async def drop_waiting(tx: AsyncSession, item_id: int, now: datetime) -> bool:

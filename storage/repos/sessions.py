@@ -19,7 +19,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Conversation, Session, SessionEvent, SessionSummary
@@ -289,75 +288,3 @@ async def summarized_after(
         .limit(limit)
     )
     return [(header, summary) for header, summary in rows.all()]
-
-
-# ---- redaction (a recalled message) ---------------------------------------------------------
-
-REDACTION = "redaction"  # an event that says another's text was redacted: the search follower
-RECALLED_TEXT = "(recalled by its sender)"  # re-indexes the redacted text under the other's id
-
-
-def redacted(text: str, payload: dict[str, Any], item_id: int, words: Sequence[str]) -> str:
-    """`text` (a turn's user event) without the words of inbox item `item_id`: its span (the
-    turn logs each item's, `spans`) becomes its header and RECALLED_TEXT; an event logged
-    without spans has every occurrence of `words` replaced instead. `payload`'s spans are
-    moved to match."""
-    spans = payload.get("spans")
-    span = spans.get(str(item_id)) if isinstance(spans, dict) else None
-    if not (isinstance(span, list) and len(span) == 2 and 0 <= span[0] <= span[1] <= len(text)):
-        for word in sorted({w for w in words if w.strip()}, key=len, reverse=True):
-            text = text.replace(word, RECALLED_TEXT)
-        return text
-    start, end = int(span[0]), int(span[1])
-    chunk = text[start:end]
-    header = chunk[: chunk.find(": ") + 2] if ": " in chunk else ""
-    replacement = header + RECALLED_TEXT
-    shift = len(replacement) - (end - start)
-    assert isinstance(spans, dict)
-    for key, other in spans.items():
-        if isinstance(other, list) and len(other) == 2 and other[0] >= end:
-            spans[key] = [other[0] + shift, other[1] + shift]
-    spans[str(item_id)] = [start, start + len(replacement)]
-    return text[:start] + replacement + text[end:]
-
-
-async def redact_item(
-    tx: AsyncSession,
-    conversation_id: int,
-    item_id: int,
-    *,
-    since: datetime,
-    words: Sequence[str],
-    now: datetime,
-) -> int:
-    """A recalled message leaves the conversation's turn logs: each `user` event that showed
-    inbox item `item_id` to the model is redacted in place (`redacted`: the one exception to
-    the append-only log), so later turns' history and `memory_original` no longer read it,
-    and a REDACTION event is appended after it, so the search follower, which reads events
-    once in id order, replaces the indexed text. How many events were redacted."""
-    rows = (
-        await tx.execute(
-            select(_EVENTS.c.id, _EVENTS.c.session_id, _EVENTS.c.seq, _EVENTS.c.text,
-                   _EVENTS.c.payload)
-            .join(_SESSIONS, _SESSIONS.c.id == _EVENTS.c.session_id)
-            .where(
-                _SESSIONS.c.conversation_id == conversation_id,
-                _EVENTS.c.kind == "user",
-                _EVENTS.c.created_at >= since,
-                sql_cast(_EVENTS.c.payload, Text).like(f"%{item_id}%"),
-            )
-        )
-    ).all()  # fmt: skip
-    count = 0
-    for row in rows:
-        payload = dict(row.payload or {})
-        if item_id not in (payload.get("inbox_items") or []):
-            continue  # another number that merely contains the digits
-        text = redacted(row.text, payload, item_id, words)
-        payload["recalled"] = [*(payload.get("recalled") or []), item_id]
-        await tx.execute(
-            update(_EVENTS).where(_EVENTS.c.id == row.id).values(text=text, payload=payload)
-        )
-        await append_events(tx, row.session_id, [(REDACTION, text, {"redacts": row.seq})], now)
-        count += 1
-    return count

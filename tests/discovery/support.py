@@ -11,7 +11,6 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bot.assistant.turn_context import reply_key
 from bot.assistant.visibility import Visibility
 from bot.discovery.heartbeat import Beat, DiscoveryWorker
 from bot.discovery.passes import DISCOVERY_PROMPT, JUDGEMENT_PROMPT, Pass
@@ -35,6 +34,7 @@ from storage.models import (
 from storage.repos import conversations, inbox, outbox, reactions
 from storage.repos import discovery as repo
 from storage.repos import sources as source_repo
+from storage.repos.reply_keys import reply_key
 from storage.repos.sources import NewRecord
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow

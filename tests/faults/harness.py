@@ -29,7 +29,7 @@ from typing import Any
 import asyncpg
 
 from bot.assistant.turn import MODEL_FAILED_REPLY as MODEL_FAILED
-from bot.assistant.turn_context import reply_key
+from storage.repos.reply_keys import reply_key
 from tests.fakes import FeishuEventSender
 from tests.faults.feishu import FeishuStandIn
 from tests.faults.model import ModelStandIn, answered_token

@@ -276,7 +276,7 @@ async def test_a_failed_batch_is_rolled_back_and_the_forget_resumes_where_it_sto
     real = forgets.drop_notes
     calls = 0
 
-    async def fails_second_batch(tx: AsyncSession, seqs: Sequence[int]) -> int:
+    async def fails_second_batch(tx: AsyncSession, seqs: Sequence[int]) -> list[int]:
         nonlocal calls
         calls += 1
         if calls == 2:

@@ -13,7 +13,7 @@ from storage.db import Database
 from storage.models import IndexEntry, SourceRecord
 from storage.repos import memory_indexes
 from storage.repos import sources as source_records
-from storage.repos.sessions import RECALLED_TEXT, redacted
+from storage.repos.redactions import RECALLED_TEXT, redacted
 from storage.repos.sources import NewRecord
 
 NOW = datetime(2026, 12, 6, 1, 0, tzinfo=UTC)

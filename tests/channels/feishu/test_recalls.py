@@ -16,7 +16,7 @@ from bot.llm.scripted import ScriptedProvider
 from bot.memory.recall import MemoryAccess, memory_search
 from storage.models import InboundEvent, InboxItem, SessionEvent, SourceRecord
 from storage.repos.inbox import RECALLED
-from storage.repos.sessions import RECALLED_TEXT
+from storage.repos.redactions import RECALLED_TEXT
 from tests.assistant.support import bot_world, quiet, replies, say, send
 from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.seed import OWNER
