@@ -23,6 +23,7 @@ from storage.types import utcnow
 from tests.memory.test_indexes import World, add_records, send, shown_refs
 
 SOURCE, SCOPE = "feishu:oc_team", "group:oc_team"
+OTHER = "group:oc_other"  # a chat no index here covers
 
 
 @pytest.fixture
@@ -52,14 +53,17 @@ async def newest_seq(db: Database) -> int:
         return await source_repo.max_seq(s)
 
 
-async def record_with_id(db: Database, seq: int, age: timedelta = timedelta(0)) -> None:
+async def record_with_id(
+    db: Database, seq: int, age: timedelta = timedelta(0), *, scope: str = SCOPE
+) -> None:
     """A record with a chosen id: a lower id written after higher ones is one that appears late."""
     now = utcnow() - age
+    source = f"feishu:{scope.split(':')[1]}"
     async with db.write() as s:
-        await source_repo.ensure(s, name=SOURCE, kind="feishu", scope=SCOPE, title="Team", now=now)
+        await source_repo.ensure(s, name=source, kind="feishu", scope=scope, title="Team", now=now)
         s.add(
             SourceRecord(
-                id=seq, source=SOURCE, external_id=f"om_id{seq}", scope=SCOPE,
+                id=seq, source=source, external_id=f"om_id{seq}", scope=scope,
                 text=f"message {seq}: Li decided", payload={}, created_at=now,
             )
         )  # fmt: skip
@@ -134,6 +138,48 @@ async def test_an_old_hole_in_the_record_ids_holds_nothing_up(
     assert await w.worker.run_once()
     assert shown == [base + 2]
     assert (await w.index()).covered_cursor == base + 2
+
+
+async def test_a_check_with_nothing_new_moves_the_coverage_past_other_chats_records(
+    db: Database, model: ScriptedProvider
+) -> None:
+    """So the check that finds the quiet chat's next message scans the ids since the last
+    check for gaps, not every other chat's history since the chat's last record."""
+    w = world(db, model, Clock())
+    await w.create()
+    await add_records(db, 5, scope=OTHER)
+    assert await w.worker.run_once()
+    index = await w.index()
+    assert index.covered_cursor == await newest_seq(db)
+    assert index.status == "no_changes_at_last_check" and index.pending_count == 0
+    assert not model.requests  # nothing of its scopes to read: no model call
+
+    await add_records(db, 1, start=5)
+    await w.due_now()
+    shown: list[int] = []
+    read_and_complete(model, shown)
+    assert await w.worker.run_once()
+    assert shown == [await newest_seq(db)]
+
+
+async def test_a_check_with_nothing_new_stops_the_coverage_before_an_id_in_flight(
+    db: Database, model: ScriptedProvider
+) -> None:
+    w = world(db, model, Clock())
+    await w.create()
+    base = await newest_seq(db)
+    await record_with_id(db, base + 1, scope=OTHER)
+    await record_with_id(db, base + 3, scope=OTHER)  # base + 2 is still in flight
+    assert await w.worker.run_once()
+    assert (await w.index()).covered_cursor == base + 1
+
+    await record_with_id(db, base + 2)  # it commits, and is the team's
+    await w.due_now()
+    shown: list[int] = []
+    read_and_complete(model, shown)
+    assert await w.worker.run_once()
+    assert shown == [base + 2]
+    assert (await w.index()).covered_cursor == base + 2  # its range ends at its own record
 
 
 async def test_a_record_committed_after_a_later_one_was_indexed_is_covered_on_postgres(

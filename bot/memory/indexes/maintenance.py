@@ -2,8 +2,11 @@
 
 Each cycle claims one due index (`storage/claims.py`) and either checks it or organizes:
 - no open range: count the records of its scopes after its coverage. Nothing new is a
-  recorded check with no model call; a failed count is `check_failed` with the error and an
-  unknown pending count, never "no changes".
+  recorded check with no model call, and moves the coverage up to the newest record of any
+  scope (short of an id still in flight): an index of a quiet chat would otherwise keep its
+  coverage at that chat's last record, and the gap scan of the check that finds its next one
+  would read every record the other chats had since. A failed count is `check_failed` with
+  the error and an unknown pending count, never "no changes".
 - a range (covered, end] is open (fixed when it was found): one indexing turn works it from
   where the last one stopped. `complete` moves coverage to the range's end; `partial` keeps
   the range and records how far it got; a failure keeps both and shows the error.
@@ -33,7 +36,7 @@ from storage import claims
 from storage.db import Database
 from storage.models import MemoryIndex
 from storage.repos import memory_indexes as repo
-from storage.repos import sessions
+from storage.repos import sessions, sources
 from storage.seq_gaps import GAP_TIMEOUT, SeqGaps
 from storage.types import utcnow
 
@@ -104,21 +107,25 @@ class IndexMaintenanceWorker(Worker):
         try:
             async with self.db.read() as tx:
                 backlog = await repo.backlog(tx, index.scopes, index.covered_cursor)
+                # Nothing of its scopes new: the coverage still moves up to the newest record
+                # of any scope, so the gap scan below reads what came since the last check,
+                # not every other chat's history since its scopes' last record.
+                upto = backlog.last_seq if backlog.count else await sources.max_seq(tx)
                 missing = (
                     await repo.missing_seqs(
                         tx,
                         index.covered_cursor,
-                        backlog.last_seq,
+                        upto,
                         young_since=now - timedelta(seconds=self.gap_timeout),
                     )
-                    if backlog.count
+                    if upto > index.covered_cursor
                     else []
                 )
         except (SQLAlchemyError, OSError) as exc:
             log.warning("checking index %s failed: %s", index.id, exc)
             await self._fail(index, "check_failed", f"checking for new records failed: {exc}")
             return None
-        end = self._settled_end(index, missing, backlog.last_seq)
+        end = self._settled_end(index, missing, upto)
         async with self.db.write() as tx:
             row = await tx.get(MemoryIndex, index.id)
             assert row is not None
@@ -126,6 +133,7 @@ class IndexMaintenanceWorker(Worker):
             row.pending_count = backlog.count
             if backlog.count == 0:
                 row.status = "no_changes_at_last_check"
+                row.covered_cursor = max(row.covered_cursor, end)  # not past an id in flight
                 row.next_check_at = now + _interval(index)
                 return None
             if end <= index.covered_cursor:  # only records above an id still in flight
