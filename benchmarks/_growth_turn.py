@@ -23,6 +23,7 @@ MORE; each figure is the median of REPEATS runs on the running app over the fill
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import statistics
 import time
 from functools import partial
@@ -52,7 +53,7 @@ from tests.fakes import FeishuEventSender
 
 OWNER = "ou_bench_owner"
 REPLY = "noted"
-QUIET = "feishu:oc_quiet"
+_FRESH = itertools.count()  # ids and names new on every call, on the same database
 BEHIND = 20  # records an index has still to take in when it is checked (of its scope)
 
 
@@ -84,7 +85,7 @@ async def _turn_ms(app: Any) -> float:
     for n in range(REPEATS + 1):  # the first warms
         event = sender.message_event(
             text=f"turn {n}: what was decided about the launch?",
-            message_id=f"om_turn_{n}",
+            message_id=f"om_turn_{next(_FRESH)}",
             chat_id="oc_bench_dm",
             chat_type="p2p",
             sender_open_id=OWNER,
@@ -151,17 +152,17 @@ async def _index_check_ms(services: Services) -> dict[str, float]:
         out[label] = await median_ms(partial(_check, worker, index))
     # A chat quiet since the history began: its index was checked (nothing new) as the
     # other chats grew, then one message came.
-    index = await _new_index(services, "index check (quiet chat) ms", QUIET, 0)
+    quiet_chat = f"feishu:oc_quiet_{next(_FRESH)}"  # no record yet
+    index = await _new_index(services, "quiet chat", quiet_chat, 0)
     await worker._check(index)
     async with services.db.write() as tx:
-        await sources.ensure(tx, name=QUIET, kind="feishu", scope=None, title=None, now=NOW)
-        await sources.add_records(
-            tx, [NewRecord(QUIET, "om_quiet", QUIET, "at last, a word here", NOW)], NOW
-        )
+        await sources.ensure(tx, name=quiet_chat, kind="feishu", scope=None, title=None, now=NOW)
+        word = NewRecord(quiet_chat, "om_quiet", quiet_chat, "at last, a word here", NOW)
+        await sources.add_records(tx, [word], NOW)
     async with services.db.read() as tx:
         quiet = await tx.get(MemoryIndex, index.id)
     assert quiet is not None
-    out[quiet.name] = await median_ms(lambda: _check(worker, quiet))
+    out["index check (quiet chat) ms"] = await median_ms(lambda: _check(worker, quiet))
     return out
 
 
@@ -171,7 +172,7 @@ async def _new_index(
     async with services.db.write() as tx:
         index = await indexes.create(
             tx,
-            name=label,
+            name=f"{label} {next(_FRESH)}",
             criteria="decisions and their owners",
             scopes=None if scope is None else [scope],
             conversation_id=None,
