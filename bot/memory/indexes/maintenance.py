@@ -2,18 +2,20 @@
 
 Each cycle claims one due index (`storage/claims.py`) and either checks it or organizes:
 - no open range: count the records of its scopes after its coverage. Nothing new is a
-  recorded check with no model call, and moves the coverage up to the newest record of any
-  scope (short of an id still in flight): an index of a quiet chat would otherwise keep its
-  coverage at that chat's last record, and the gap scan of the check that finds its next one
-  would read every record the other chats had since. A failed count is `check_failed` with
-  the error and an unknown pending count, never "no changes".
+  recorded check with no model call; a failed count is `check_failed` with the error and an
+  unknown pending count, never "no changes".
 - a range (covered, end] is open (fixed when it was found): one indexing turn works it from
   where the last one stopped. `complete` moves coverage to the range's end; `partial` keeps
   the range and records how far it got; a failure keeps both and shows the error.
 A range never reaches past a record id that is missing but may still appear (a transaction
 that took it has not committed yet, on PostgreSQL): it ends before the gap, and the check
 comes back when the gap fills or is passed over (`storage.seq_gaps`, the rule the search
-followers keep), so a record that commits late is still covered.
+followers keep), so a record that commits late is still covered. Each check scans for gaps
+only above where the last one found none may still appear (`settled`, of any scope, kept in
+memory), up to the newest record even when nothing of the index's scopes is new: the coverage
+of a quiet chat's index stays at that chat's last record, and a scan from there would read
+every record the other chats had since, each time that chat has a new one. After a restart
+the first check scans from the coverage.
 Killed mid-turn, nothing moved: the next cycle redoes the batch, and entries, keyed and
 revision-checked, are not doubled. Notices (ready, failed) go to the owner's Bot inbox.
 """
@@ -63,6 +65,7 @@ class IndexMaintenanceWorker(Worker):
         self.lease = timedelta(seconds=turn.timeout + 60)
         self.gap_timeout, self.clock = gap_timeout, clock
         self.gaps: dict[int, SeqGaps] = {}  # per index: record ids missing above its coverage
+        self.settled: dict[int, int] = {}  # per index: ids up to here are in or passed over
 
     async def run_once(self) -> bool:
         now = utcnow()
@@ -107,18 +110,13 @@ class IndexMaintenanceWorker(Worker):
         try:
             async with self.db.read() as tx:
                 backlog = await repo.backlog(tx, index.scopes, index.covered_cursor)
-                # Nothing of its scopes new: the coverage still moves up to the newest record
-                # of any scope, so the gap scan below reads what came since the last check,
-                # not every other chat's history since its scopes' last record.
                 upto = backlog.last_seq if backlog.count else await sources.max_seq(tx)
+                since = max(index.covered_cursor, self.settled.get(index.id, 0))
                 missing = (
                     await repo.missing_seqs(
-                        tx,
-                        index.covered_cursor,
-                        upto,
-                        young_since=now - timedelta(seconds=self.gap_timeout),
+                        tx, since, upto, young_since=now - timedelta(seconds=self.gap_timeout)
                     )
-                    if upto > index.covered_cursor
+                    if upto > since
                     else []
                 )
         except (SQLAlchemyError, OSError) as exc:
@@ -126,6 +124,7 @@ class IndexMaintenanceWorker(Worker):
             await self._fail(index, "check_failed", f"checking for new records failed: {exc}")
             return None
         end = self._settled_end(index, missing, upto)
+        self.settled[index.id] = max(since, end)
         async with self.db.write() as tx:
             row = await tx.get(MemoryIndex, index.id)
             assert row is not None
@@ -133,7 +132,6 @@ class IndexMaintenanceWorker(Worker):
             row.pending_count = backlog.count
             if backlog.count == 0:
                 row.status = "no_changes_at_last_check"
-                row.covered_cursor = max(row.covered_cursor, end)  # not past an id in flight
                 row.next_check_at = now + _interval(index)
                 return None
             if end <= index.covered_cursor:  # only records above an id still in flight
