@@ -28,9 +28,10 @@ webhook POST each, and Sessions are one multi-row insert, not one Bot turn each:
 million messages through the webhook would take hours here. Nothing is indexed for search
 (tantivy), so the search figures are not in this run (see search.py, memory.py).
 
-Not measured yet (issue #43 item 5 lists them): a Bot turn's fixed cost,
-`/search`, WorkHub evidence, index check, discovery pre-check. Timings are the median of
-REPEATS runs; on a shared 2-core machine expect noise of tens of percent.
+A Bot turn's fixed cost (the model an instant script), the discovery pre-check and the
+index check are measured by _growth_turn.py, whose docstring says what each bypasses. Not
+measured yet (issue #43 item 5 lists them): `/search`, WorkHub evidence. Timings are the
+median of REPEATS runs; on a shared 2-core machine expect noise of tens of percent.
 
 Prints a table per figure and one summary line each: ours = the largest size's median,
 baseline = the smallest size's, ratio = growth (the target is at most 2). Writes the table
@@ -55,6 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _growth_common import CHATS, NOW, SESSIONS, median_ms  # noqa: E402
+from _growth_turn import figures as turn_figures  # noqa: E402
 from _summary import emit  # noqa: E402
 from sqlalchemy import func, insert, select, text  # noqa: E402
 
@@ -75,7 +77,7 @@ SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 BATCH = 5_000
 RESULTS = ROOT / "benchmarks" / "results"
 # Each measures more operations on the running app: (app, messages) -> {figure: value}.
-MORE: list[Callable[[Any, int], Awaitable[dict[str, float]]]] = []
+MORE: list[Callable[[Any, int], Awaitable[dict[str, float]]]] = [turn_figures]
 ENCRYPT_KEY, TOKEN = "bench-encrypt-key", "bench-verification-token"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.discovery import delivery
 from bot.discovery.passes import PURPOSES
-from bot.discovery.precheck import LOOKAHEAD, decide
+from bot.discovery.precheck import LOOKAHEAD, Decision, decide
 from bot.discovery.rounds import OWNER_PLATFORMS, RoundOutcome, RoundRunner
 from bot.discovery.schedule import start_of_day
 from bot.host.workers import Worker
@@ -90,12 +90,7 @@ class DiscoveryWorker(Worker):
             return Beat("idle")
         await delivery.settle_deliveries(self.db)
         await delivery.collect_feedback(self.db, self.runner.owner, OWNER_PLATFORMS, now)
-        async with self.db.read() as tx:
-            signals = await repo.signals(tx, now, now.astimezone(self.tz).date(), LOOKAHEAD)
-            soon = await owner_items.upcoming(tx, now, now + LOOKAHEAD)
-            signals["soon"] = sorted(i.key for i in soon)
-            used = await model_calls.tokens_since(tx, start_of_day(now, self.tz), PURPOSES)
-        decision = decide(state, signals, now=now, tz=self.tz, tokens_today=used)
+        decision, signals = await pre_check(self.db, state, now, self.tz)
         async with self.db.write() as tx:
             row = await tx.get(DiscoveryState, state.id)
             assert row is not None
@@ -128,6 +123,20 @@ class DiscoveryWorker(Worker):
                 if row.next_round_at is None or row.next_round_at < now:
                     row.next_round_at = now + timedelta(seconds=row.interval_seconds)
         return Beat("round", round_.reason, outcome)
+
+
+async def pre_check(
+    db: Database, state: DiscoveryState, now: datetime, tz: tzinfo
+) -> tuple[Decision, dict[str, Any]]:
+    """The facts the pre-check decides on, read in one transaction, and its decision: what
+    every due beat runs (benchmarks/growth.py times it). Of the message history it reads the
+    newest record's id only."""
+    async with db.read() as tx:
+        signals = await repo.signals(tx, now, now.astimezone(tz).date(), LOOKAHEAD)
+        soon = await owner_items.upcoming(tx, now, now + LOOKAHEAD)
+        signals["soon"] = sorted(i.key for i in soon)
+        used = await model_calls.tokens_since(tx, start_of_day(now, tz), PURPOSES)
+    return decide(state, signals, now=now, tz=tz, tokens_today=used), signals
 
 
 def _due(state: DiscoveryState, now: datetime) -> bool:

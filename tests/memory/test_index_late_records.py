@@ -6,8 +6,10 @@ over after the gap timeout, as the search followers do (`storage.seq_gaps`)."""
 from __future__ import annotations
 
 from datetime import UTC, timedelta
+from typing import Any
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.llm.client import ModelClient
 from bot.llm.scripted import PlannedReply, ScriptedProvider
@@ -17,12 +19,14 @@ from bot.memory.indexes.tools import indexer_tools
 from bot.memory.indexes.turn import IndexerTurn
 from storage.db import Database
 from storage.models import SourceRecord
+from storage.repos import memory_indexes as repo
 from storage.repos import sources as source_repo
-from storage.seq_gaps import SeqGaps, missing_between
+from storage.seq_gaps import Range, SeqGaps, missing_between
 from storage.types import utcnow
 from tests.memory.test_indexes import World, add_records, send, shown_refs
 
 SOURCE, SCOPE = "feishu:oc_team", "group:oc_team"
+OTHER = "group:oc_other"  # a chat no index here covers
 
 
 @pytest.fixture
@@ -52,14 +56,17 @@ async def newest_seq(db: Database) -> int:
         return await source_repo.max_seq(s)
 
 
-async def record_with_id(db: Database, seq: int, age: timedelta = timedelta(0)) -> None:
+async def record_with_id(
+    db: Database, seq: int, age: timedelta = timedelta(0), *, scope: str = SCOPE
+) -> None:
     """A record with a chosen id: a lower id written after higher ones is one that appears late."""
     now = utcnow() - age
+    source = f"feishu:{scope.split(':')[1]}"
     async with db.write() as s:
-        await source_repo.ensure(s, name=SOURCE, kind="feishu", scope=SCOPE, title="Team", now=now)
+        await source_repo.ensure(s, name=source, kind="feishu", scope=scope, title="Team", now=now)
         s.add(
             SourceRecord(
-                id=seq, source=SOURCE, external_id=f"om_id{seq}", scope=SCOPE,
+                id=seq, source=source, external_id=f"om_id{seq}", scope=scope,
                 text=f"message {seq}: Li decided", payload={}, created_at=now,
             )
         )  # fmt: skip
@@ -134,6 +141,58 @@ async def test_an_old_hole_in_the_record_ids_holds_nothing_up(
     assert await w.worker.run_once()
     assert shown == [base + 2]
     assert (await w.index()).covered_cursor == base + 2
+
+
+async def test_a_quiet_chats_index_scans_for_gaps_only_what_came_since_its_last_check(
+    db: Database, model: ScriptedProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its coverage stays at its chat's last record (only its agent moves it), but the check
+    that finds the chat's next message does not scan every other chat's record since."""
+    scanned: list[tuple[int, int]] = []
+    missing_seqs = repo.missing_seqs
+
+    async def spied(tx: AsyncSession, after: int, upto: int, **kwargs: Any) -> list[Range]:
+        scanned.append((after, upto))
+        return await missing_seqs(tx, after, upto, **kwargs)
+
+    monkeypatch.setattr(repo, "missing_seqs", spied)
+    w = world(db, model, Clock())
+    await w.create()
+    await add_records(db, 5, scope=OTHER)
+    assert await w.worker.run_once()
+    index = await w.index()
+    others = await newest_seq(db)
+    assert index.covered_cursor == 0 and index.status == "no_changes_at_last_check"
+    assert index.pending_count == 0 and not model.requests  # nothing of its scopes: no model
+
+    await add_records(db, 1, start=5)
+    await w.due_now()
+    shown: list[int] = []
+    read_and_complete(model, shown)
+    assert await w.worker.run_once()
+    assert shown == [others + 1]
+    assert scanned == [(0, others), (others, others + 1)]
+    assert (await w.index()).covered_cursor == others + 1
+
+
+async def test_a_check_with_nothing_new_remembers_an_id_in_flight_among_other_chats(
+    db: Database, model: ScriptedProvider
+) -> None:
+    w = world(db, model, Clock())
+    await w.create()
+    base = await newest_seq(db)
+    await record_with_id(db, base + 1, scope=OTHER)
+    await record_with_id(db, base + 3, scope=OTHER)  # base + 2 is still in flight
+    assert await w.worker.run_once()  # nothing of its scopes: what it saw is remembered
+    assert (await w.index()).covered_cursor == 0
+
+    await record_with_id(db, base + 2)  # it commits, and is the team's
+    await w.due_now()
+    shown: list[int] = []
+    read_and_complete(model, shown)
+    assert await w.worker.run_once()
+    assert shown == [base + 2]
+    assert (await w.index()).covered_cursor == base + 2  # its range ends at its own record
 
 
 async def test_a_record_committed_after_a_later_one_was_indexed_is_covered_on_postgres(

@@ -10,7 +10,12 @@ Each cycle claims one due index (`storage/claims.py`) and either checks it or or
 A range never reaches past a record id that is missing but may still appear (a transaction
 that took it has not committed yet, on PostgreSQL): it ends before the gap, and the check
 comes back when the gap fills or is passed over (`storage.seq_gaps`, the rule the search
-followers keep), so a record that commits late is still covered.
+followers keep), so a record that commits late is still covered. Each check scans for gaps
+only above where the last one found none may still appear (`settled`, of any scope, kept in
+memory), up to the newest record even when nothing of the index's scopes is new: the coverage
+of a quiet chat's index stays at that chat's last record, and a scan from there would read
+every record the other chats had since, each time that chat has a new one. After a restart
+the first check scans from the coverage.
 Killed mid-turn, nothing moved: the next cycle redoes the batch, and entries, keyed and
 revision-checked, are not doubled. Notices (ready, failed) go to the owner's Bot inbox.
 """
@@ -33,7 +38,7 @@ from storage import claims
 from storage.db import Database
 from storage.models import MemoryIndex
 from storage.repos import memory_indexes as repo
-from storage.repos import sessions
+from storage.repos import sessions, sources
 from storage.seq_gaps import GAP_TIMEOUT, SeqGaps
 from storage.types import utcnow
 
@@ -60,6 +65,7 @@ class IndexMaintenanceWorker(Worker):
         self.lease = timedelta(seconds=turn.timeout + 60)
         self.gap_timeout, self.clock = gap_timeout, clock
         self.gaps: dict[int, SeqGaps] = {}  # per index: record ids missing above its coverage
+        self.settled: dict[int, int] = {}  # per index: ids up to here are in or passed over
 
     async def run_once(self) -> bool:
         now = utcnow()
@@ -104,21 +110,21 @@ class IndexMaintenanceWorker(Worker):
         try:
             async with self.db.read() as tx:
                 backlog = await repo.backlog(tx, index.scopes, index.covered_cursor)
+                upto = backlog.last_seq if backlog.count else await sources.max_seq(tx)
+                since = max(index.covered_cursor, self.settled.get(index.id, 0))
                 missing = (
                     await repo.missing_seqs(
-                        tx,
-                        index.covered_cursor,
-                        backlog.last_seq,
-                        young_since=now - timedelta(seconds=self.gap_timeout),
+                        tx, since, upto, young_since=now - timedelta(seconds=self.gap_timeout)
                     )
-                    if backlog.count
+                    if upto > since
                     else []
                 )
         except (SQLAlchemyError, OSError) as exc:
             log.warning("checking index %s failed: %s", index.id, exc)
             await self._fail(index, "check_failed", f"checking for new records failed: {exc}")
             return None
-        end = self._settled_end(index, missing, backlog.last_seq)
+        end = self._settled_end(index, missing, upto)
+        self.settled[index.id] = max(since, end)
         async with self.db.write() as tx:
             row = await tx.get(MemoryIndex, index.id)
             assert row is not None
