@@ -568,7 +568,10 @@ class IndexEntry(Base):
     silently overwrite each other and a replayed write changes nothing."""
 
     __tablename__ = "index_entries"
-    __table_args__ = (UniqueConstraint("index_id", "key"),)
+    __table_args__ = (
+        UniqueConstraint("index_id", "key"),
+        Index("ix_index_entries_updated_at", "updated_at"),  # the pre-check's newest change
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     index_id: Mapped[int] = mapped_column(ForeignKey("memory_indexes.id"), index=True)
@@ -627,6 +630,8 @@ class NotebookNote(Base):
     """A short, dated note of the owner's discovery notebook; only ever appended."""
 
     __tablename__ = "notebook_notes"
+    # The pre-check's near deadlines: a range of due days, not every note.
+    __table_args__ = (Index("ix_notebook_notes_due_on", "due_on"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     round_id: Mapped[int | None] = mapped_column(ForeignKey("discovery_rounds.id"))

@@ -359,7 +359,9 @@ async def signals(
     newest_record = await tx.scalar(select(func.max(SourceRecord.id)))
     newest_entry = await tx.scalar(select(func.max(IndexEntry.updated_at)))
     newest_note = await tx.scalar(select(func.max(NotebookNote.id)))
-    feedback = await tx.scalar(select(func.count(FindingFeedback.id)))
+    # The newest feedback's id, not a count: new feedback is what wakes a round, and
+    # max(id) reads one end of the primary key where count(*) reads every row.
+    feedback = await tx.scalar(select(func.max(FindingFeedback.id)))
     due_matters = await tx.scalars(
         select(Matter.id).where(
             Matter.status == WAITING,
