@@ -140,7 +140,7 @@ def format_table(statuses: list[SourceStatus], tz: tzinfo) -> str:
         )
     header = f"{'source':<34} {'scope':<26} {'records':>8}  {'last success':<16}  {'state':<12}"
     lines = [header, "-" * len(header)]
-    errors = []
+    errors, stopped = [], []
     for s in statuses:
         name = s.name if len(s.name) <= 34 else s.name[:33] + "…"
         scope = (s.scope or "-")[:26]
@@ -151,6 +151,10 @@ def format_table(statuses: list[SourceStatus], tz: tzinfo) -> str:
         )
         if s.last_error:
             errors.append(f"  {s.name}: {_when(s.last_error_at, tz)}: {s.last_error}")
+        if s.stopped:
+            stopped.append(f"  {s.name}: {s.stopped}")
     if errors:
         lines += ["", "errors:", *errors]
+    if stopped:
+        lines += ["", "stopped (the owner's /sync resume NAME turns one back on):", *stopped]
     return "\n".join(lines)

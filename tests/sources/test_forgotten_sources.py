@@ -11,7 +11,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from bot.llm.scripted import ScriptedProvider
-from bot.sync.cli import run_sync_now
+from bot.sync.cli import run_sync_now, run_sync_status
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos.sources import is_tombstone
@@ -67,6 +67,9 @@ async def test_a_forgotten_mailbox_is_not_synced_again_until_the_owner_resumes_i
         out = io.StringIO()  # the operator's `maka sync email` skips it too
         assert await run_sync_now(w.app.services.settings, "email", out=out) == 0
         assert "email: skipped, stopped by forget #1 on" in out.getvalue(), out.getvalue()
+        table = io.StringIO()
+        await run_sync_status(w.app.services.settings, out=table)
+        assert "  email:INBOX: stopped by forget #1 on " in table.getvalue(), table.getvalue()
         assert await mail_texts(db) == set()  # nothing new came from the mailbox
 
         await say(w, "/sync status")
