@@ -41,8 +41,9 @@ from sources.base import (
 from storage.claims import lease_is_free
 from storage.db import Database
 from storage.models import Source
-from storage.repos import attachments, memory_indexes
+from storage.repos import attachments, memory_indexes, source_stops
 from storage.repos import sources as repo
+from storage.repos.source_stops import stopped_line
 from storage.repos.sources import NewRecord
 from storage.types import utcnow
 
@@ -71,6 +72,7 @@ class Claimed:
     synced_cursor: Cursor | None
     wanted_at: datetime | None
     request: dict[str, Any] | None
+    stopped: str | None = None  # why it is not synced: the owner forgot it
 
     @classmethod
     def of(cls, row: Source) -> Claimed:
@@ -84,6 +86,7 @@ class Claimed:
             dict(row.synced_cursor) if row.synced_cursor else None,
             row.wanted_at,
             dict(row.request) if row.request else None,
+            stopped_line(row),
         )
 
     @property
@@ -166,6 +169,8 @@ class SyncRunner:
 
     async def run(self, claimed: Claimed, progress: Progress) -> RunResult:
         request = claimed.request or {}
+        if claimed.stopped is not None:
+            return await self._let_go(claimed)
         if claimed.kind not in self.adapters:
             reason = self.not_configured.get(claimed.kind, f"no {claimed.kind} adapter here")
             await self._finish(claimed, error=f"not configured: {reason}")
@@ -196,6 +201,8 @@ class SyncRunner:
         if claimed is None:
             holder = await self._holder(kind)
             return [RunResult(kind, skipped=f"being observed by {holder}")]
+        if claimed.stopped is not None:
+            return [await self._let_go(claimed)]
         request: dict[str, Any] = {}
         if only:
             request["only"] = list(only)
@@ -272,6 +279,8 @@ class SyncRunner:
     async def sync_unit(
         self, claimed: Claimed, request: SyncRequest, progress: Progress
     ) -> RunResult:
+        if claimed.stopped is not None:
+            return await self._let_go(claimed)
         adapter = self.adapters[claimed.kind]
         state = UnitState(
             claimed.name,
@@ -416,6 +425,12 @@ class SyncRunner:
                     )
                 ).all()
                 await repo.record_error(tx, list(names), propagate, now)
+
+    async def _let_go(self, claimed: Claimed) -> RunResult:
+        """A stopped source, claimed by name (or before the stop committed): not run."""
+        async with self.db.write() as tx:
+            await source_stops.let_go(tx, claimed.id, self.owner)
+        return RunResult(claimed.name, skipped=claimed.stopped)
 
     async def _claim_named(self, name: str, *, wait: float) -> Claimed | None:
         deadline = asyncio.get_running_loop().time() + wait

@@ -426,6 +426,8 @@ class Source(Base):
     list, the login). `observed_cursor` is what the source last showed us; `synced_cursor` is
     how far our copy reaches, and it only advances in the transaction that stores the records.
     `wanted_at` asks for a sync; the lease columns let one process at a time run it.
+    `stopped_at` (with `stopped_by`, e.g. `forget #3`): the owner forgot it, and nothing syncs
+    it until they turn it back on (storage/repos/source_stops.py).
     """
 
     __tablename__ = "sources"
@@ -443,6 +445,8 @@ class Source(Base):
     record_count: Mapped[int] = mapped_column(Integer, default=0)
     wanted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     request: Mapped[dict[str, Any] | None] = mapped_column(JSONType)  # e.g. {"since": ...}
+    stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    stopped_by: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     lease_owner: Mapped[str | None] = mapped_column(String(128))

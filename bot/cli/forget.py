@@ -1,6 +1,7 @@
 """`maka forget [--source S] [--chat C] [--person P] [--from DAY] [--to DAY] [--yes]`: without
---yes, what it would remove; with it, the request is stored and carried out here, batch by
-batch (bot/forget/batch.py), exactly as the service's worker does. The search index forgets
+--yes, what it would remove (and whether it stops syncing); with it, the request is stored
+(stopping a whole source's or chat's syncing, bot/forget/syncing.py) and carried out here,
+batch by batch (bot/forget/batch.py), exactly as the service's worker does. The search index forgets
 the records when the service's search follower next runs (at once, when it is running)."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ async def run_forget(settings: Settings, args: argparse.Namespace) -> int:
     from bot.cli.database import open_database
     from bot.forget.batch import LEASE, run_claimed, summary
     from bot.forget.parse import selector
+    from bot.forget.syncing import plan_line, stop, stopped_line
     from storage.repos import forgets
     from storage.types import utcnow
 
@@ -49,14 +51,21 @@ async def run_forget(settings: Settings, args: argparse.Namespace) -> int:
         if not args.yes:
             async with db.read() as tx:
                 counts = await forgets.count_matching(tx, sel)
+                syncing = await plan_line(tx, sel)
             print(
                 f"would forget {sel.describe()}: {counts['records']} records, "
                 f"{counts['attachments']} attachments (and what cites them); --yes to do it"
             )
+            if syncing:
+                print(syncing)
             return 0
         owner = f"cli:forget:{os.getpid()}"
+        now = utcnow()
         async with db.write() as tx:
-            request_id = await forgets.create(tx, sel, "cli", utcnow())
+            request_id = await forgets.create(tx, sel, "cli", now)
+            stopped = await stop(tx, sel, request_id, now)
+        if stopped:
+            print(stopped_line(sel, stopped))
         async with db.write() as tx:
             request = await forgets.claim_due(tx, owner=owner, now=utcnow(), lease=LEASE)
         if request is None or request.id != request_id:

@@ -1,6 +1,7 @@
 """`/forget …`: the owner, in their DM, has the assistant forget a source, chat, person or
-date range. First the plan (what it will remove), then `… confirm` stores a durable request
-(bot/forget/batch.py) and answers with what was removed once it is done."""
+date range. First the plan (what it will remove, and what it does to syncing), then
+`… confirm` stores a durable request (bot/forget/batch.py), stops syncing a whole source or
+chat (bot/forget/syncing.py), and answers with what was removed once it is done."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from bot.assistant.access import NOT_PERMITTED, Role, log_refusal
 from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.forget.batch import summary
 from bot.forget.parse import USAGE, parse_words
+from bot.forget.syncing import GOES_ON, plan_line, stopped_line
+from bot.forget.syncing import stop as stop_syncing
 from bot.forget.worker import TOPIC
 from storage.models import ForgetRequest
 from storage.repos import forgets
@@ -51,30 +54,43 @@ def register_forget_commands(registry: CommandRegistry) -> None:
 async def _plan(ctx: CommandContext, sel: forgets.Selector, args: list[str]) -> str:
     async with ctx.services.db.read() as tx:
         counts = await forgets.count_matching(tx, sel)
+        syncing = await plan_line(tx, sel)
     if not counts["records"] and not counts["attachments"]:
-        return f"Nothing I keep matches {sel.describe()}: there is nothing to forget."
-    return (
+        nothing = f"Nothing I keep matches {sel.describe()}: there is nothing to forget."
+        if not syncing or syncing == GOES_ON:
+            return nothing
+        return f"{nothing} {syncing} To stop it, send: /forget {' '.join(args)} confirm"
+    plan = (
         f"Forgetting {sel.describe()} will remove {counts['records']} records and "
         f"{counts['attachments']} attachments, with the index entries, notebook notes, "
-        f"findings, turn-log lines, answers and summaries citing them. To do it, send: "
-        f"/forget {' '.join(args)} confirm"
+        f"findings, turn-log lines, answers and summaries citing them."
+    )
+    return "
+".join(
+        [plan, *([syncing] if syncing else []), f"To do it, send: /forget {' '.join(args)} confirm"]
     )
 
 
 async def _forget(ctx: CommandContext, sel: forgets.Selector) -> str:
     services = ctx.services
+    now = utcnow()
     async with services.db.write() as tx:
-        request_id = await forgets.create(tx, sel, ctx.sender_id, utcnow())
+        request_id = await forgets.create(tx, sel, ctx.sender_id, now)
+        stopped = await stop_syncing(tx, sel, request_id, now)
         await services.notifier.publish(tx, TOPIC)
     services.notifier.wake_local(TOPIC)
+    after = f"\n{stopped_line(sel, stopped)}" if stopped else ""
     deadline = asyncio.get_running_loop().time() + ANSWER_WITHIN
     while asyncio.get_running_loop().time() < deadline:
         async with services.db.read() as tx:
             row = await forgets.get(tx, request_id)
         if row is not None and row.status != forgets.PENDING:
-            return _line(row)
+            return _line(row) + after
         await asyncio.sleep(POLL)
-    return f"Forgetting {sel.describe()} (#{request_id}) is under way; /forget status shows it."
+    return (
+        f"Forgetting {sel.describe()} (#{request_id}) is under way; /forget status shows it."
+        + after
+    )
 
 
 def _line(row: ForgetRequest) -> str:

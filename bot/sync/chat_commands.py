@@ -16,7 +16,8 @@ from bot.sync.adapters import CHATS, HOW_TO_CONFIGURE, as_owner, owner_sign_in_c
 from bot.sync.component import SYNC_TOPIC
 from sources.base import SourceError
 from sources.feishu.owner_api import FeishuBusy
-from storage.repos import owner_chats
+from sources.feishu.owner_units import chat_unit
+from storage.repos import owner_chats, source_stops
 from storage.repos import sources as repo
 from storage.types import utcnow
 
@@ -120,7 +121,17 @@ async def _choose(ctx: CommandContext, action: str, wanted: str) -> str:
         new = await owner_chats.choose(
             tx, chat_id=chat_id, title=title, chat_type=chat_type, by=ctx.sender_id, now=utcnow()
         )
+        # Adding a chat a forget stopped is turning it back on, as /sync resume does.
+        unit = chat_unit(chat_id)
+        stopped = [r.name for r in await source_stops.stopped(tx, unit) if r.name == unit]
+        await source_stops.resume(tx, stopped, utcnow())
     name = title or chat_id
+    if stopped:
+        return await _request(
+            ctx,
+            f"{name} will be read as you again: only what I have not had comes; what you "
+            "forgot stays forgotten.",
+        )
     if not new:
         return f"{name} is read already."
     return await _request(ctx, f"{name} will be read as you, seen only here unless shared.")

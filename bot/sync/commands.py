@@ -2,7 +2,8 @@
 `/sync email`, `/sync docs`, `/sync tasks` for admins: they ask the sync worker for a sync
 and answer at once;
 `/sync share SOURCE` and `/sync unshare SOURCE` for the owner: what else this chat may see;
-`/sync chats ...` for the owner in their DM: which of their own chats are read as them."""
+`/sync chats ...` for the owner in their DM: which of their own chats are read as them;
+`/sync resume NAME` for the owner in their DM: a source or chat a forget stopped syncs again."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from bot.assistant.commands import CommandContext, CommandRegistry, UsageError
 from bot.sync.adapters import CHATS, EMAIL, FEISHU, HOW_TO_CONFIGURE, KINDS, configured_kinds
 from bot.sync.chat_commands import chats_command
 from bot.sync.component import SYNC_TOPIC
+from bot.sync.resume import resume_command, stopped_answer
 from bot.sync.status import describe, load_status
 from sources.feishu.records import source_name
 from storage.repos import source_shares
@@ -19,7 +21,7 @@ from storage.types import utcnow
 
 USAGE = (
     "/sync status | feishu [CHAT] | email | calendar | docs | tasks | share SOURCE | "
-    "unshare SOURCE | chats [add|remove CHAT | now]"
+    "unshare SOURCE | chats [add|remove CHAT | now] | resume NAME"
 )
 MAX_LINES = 30
 SHARING = ("share", "unshare")
@@ -33,7 +35,7 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         "source with this chat",
     )
     async def sync_cmd(ctx: CommandContext, args: list[str]) -> str:
-        if not args or args[0] not in ("status", *KINDS, *SHARING):
+        if not args or args[0] not in ("status", "resume", *KINDS, *SHARING):
             raise UsageError()
         if args[0] == "status":
             if len(args) != 1:
@@ -43,6 +45,8 @@ def register_sync_commands(registry: CommandRegistry) -> None:
             return await _share(ctx, args[0], args[1:])
         if args[0] == CHATS:
             return await chats_command(ctx, args[1:])
+        if args[0] == "resume":
+            return await resume_command(ctx, args[1:])
         if not ctx.role.is_admin:
             log_refusal(ctx.sender_id, f"/sync {' '.join(args)}", f"{ctx.platform}:{ctx.chat_id}")
             return f"{NOT_PERMITTED}: /sync {args[0]} is for admins"
@@ -52,6 +56,9 @@ def register_sync_commands(registry: CommandRegistry) -> None:
         chats = args[1:]
         if kind != FEISHU and chats:
             raise UsageError(f"/sync {kind} takes no arguments")
+        stopped = await stopped_answer(ctx, [source_name(c) for c in chats] or [kind])
+        if stopped is not None:
+            return stopped
         return await _request(ctx, kind, chats)
 
 

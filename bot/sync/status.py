@@ -1,6 +1,6 @@
 """What `maka sync status` and `/sync status` show: per source its records, last success,
 last error, cursors and whether a sync is running or requested. A source whose last run
-failed reads as an error, never as "no changes"."""
+failed reads as an error, never as "no changes"; one a forget stopped says so, and since when."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from bot.memory.session_index import INDEX_SOURCE as SESSIONS_INDEX
 from storage.db import Database
 from storage.repos import sessions as sessions_repo
 from storage.repos import sources as repo
+from storage.repos.source_stops import stopped_line
 from storage.types import utcnow
 
 
@@ -25,11 +26,12 @@ class SourceStatus:
     last_success_at: datetime | None
     last_error: str | None
     last_error_at: datetime | None
-    state: str  # error | syncing | requested | ok | never synced
+    state: str  # stopped | error | syncing | requested | ok | never synced
     syncing_by: str | None
     wanted_at: datetime | None
     observed_cursor: dict[str, Any] | None
     synced_cursor: dict[str, Any] | None
+    stopped: str | None = None  # "stopped by forget #3 on 2026-12-06": not synced any more
 
     @property
     def is_account(self) -> bool:
@@ -52,7 +54,9 @@ async def load_status(db: Database) -> list[SourceStatus]:
     out = []
     for row in rows:
         leased = row.lease_expires_at is not None and row.lease_expires_at >= now
-        if row.last_error:
+        if row.stopped_at is not None:
+            state = "stopped"
+        elif row.last_error:
             state = "error"
         elif leased:
             state = "syncing"
@@ -84,6 +88,7 @@ async def load_status(db: Database) -> list[SourceStatus]:
                 wanted_at=row.wanted_at,
                 observed_cursor=observed,
                 synced_cursor=row.synced_cursor,
+                stopped=stopped_line(row),
             )
         )
     return out
@@ -101,6 +106,8 @@ def describe(status: SourceStatus, tz: tzinfo) -> str:
     else:
         detail = f"{status.records} records, last success {_when(status.last_success_at, tz)}"
     line = f"{label}: {detail}"
+    if status.stopped:
+        return f"{line}; {status.stopped}, not synced until /sync resume {status.name}"
     if status.last_error:
         line += f"; ERROR at {_when(status.last_error_at, tz)}: {status.last_error}"
     if status.syncing_by:
@@ -133,7 +140,7 @@ def format_table(statuses: list[SourceStatus], tz: tzinfo) -> str:
         )
     header = f"{'source':<34} {'scope':<26} {'records':>8}  {'last success':<16}  {'state':<12}"
     lines = [header, "-" * len(header)]
-    errors = []
+    errors, stopped = [], []
     for s in statuses:
         name = s.name if len(s.name) <= 34 else s.name[:33] + "…"
         scope = (s.scope or "-")[:26]
@@ -144,6 +151,10 @@ def format_table(statuses: list[SourceStatus], tz: tzinfo) -> str:
         )
         if s.last_error:
             errors.append(f"  {s.name}: {_when(s.last_error_at, tz)}: {s.last_error}")
+        if s.stopped:
+            stopped.append(f"  {s.name}: {s.stopped}")
     if errors:
         lines += ["", "errors:", *errors]
+    if stopped:
+        lines += ["", "stopped (the owner's /sync resume NAME turns one back on):", *stopped]
     return "\n".join(lines)

@@ -249,18 +249,19 @@ async def request_sync(
     now: datetime,
     request: dict[str, Any] | None = None,
 ) -> int:
-    """Ask for a sync of these sources (the sync workers pick it up); how many exist."""
+    """Ask for a sync of these sources (the sync workers pick it up); how many exist and
+    are not stopped (a forgotten source: storage/repos/source_stops.py)."""
     if not names:
         return 0
     result = await tx.execute(
         update(Source)
-        .where(Source.name.in_(list(names)))
+        .where(Source.name.in_(list(names)), Source.stopped_at.is_(None))
         .values(wanted_at=now, request=request, updated_at=now)
     )
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-_WANTED = [Source.wanted_at.is_not(None), Source.wanted_at <= NOW]
+_WANTED = [Source.wanted_at.is_not(None), Source.wanted_at <= NOW, Source.stopped_at.is_(None)]
 _HAS_WANTED = probe(Source, _WANTED)
 
 

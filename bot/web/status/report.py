@@ -183,7 +183,8 @@ async def _sources(services: Services, tz: tzinfo) -> list[Item]:
                 state=src.state,
                 detail=f"{src.records} records; last success {_when(src.last_success_at, tz)}"
                 + (f"; cursor {src.synced_cursor}" if src.synced_cursor else "")
-                + (f"; last error: {src.last_error}" if src.last_error else ""),
+                + (f"; last error: {src.last_error}" if src.last_error else "")
+                + (f"; {src.stopped} (/sync resume {src.name})" if src.stopped else ""),
                 red=red,
                 hint="the last sync failed: read the error; fix the credentials or the "
                 "network, then /sync (it also retries on its own)"
