@@ -65,8 +65,7 @@ async def _plan(ctx: CommandContext, sel: forgets.Selector, args: list[str]) -> 
         f"{counts['attachments']} attachments, with the index entries, notebook notes, "
         f"findings, turn-log lines, answers and summaries citing them."
     )
-    return "
-".join(
+    return "\n".join(
         [plan, *([syncing] if syncing else []), f"To do it, send: /forget {' '.join(args)} confirm"]
     )
 
