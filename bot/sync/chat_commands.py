@@ -69,19 +69,29 @@ async def _list(ctx: CommandContext) -> str:
         return f"Could not list your chats: {exc}"
     async with ctx.services.db.read() as tx:
         chosen = {c.chat_id: c for c in await owner_chats.chosen(tx)}
+        # A chosen chat that a forget stopped is not read until /sync chats add turns it on.
+        stopped = await source_stops.stopped_among(tx, [chat_unit(i) for i in chosen])
     taken = await bot_chats(ctx.services.db, [str(g["chat_id"]) for g in groups])
     lines = []
     for group in groups[:MAX_LINES]:
         chat_id = str(group["chat_id"])
-        mark = "[bot is in]" if chat_id in taken else "[x]" if chat_id in chosen else "[ ]"
+        mark = (
+            "[bot is in]" if chat_id in taken
+            else "[stopped by forget]" if chat_unit(chat_id) in stopped
+            else "[x]" if chat_id in chosen
+            else "[ ]"
+        )  # fmt: skip
         lines.append(f"{mark} {group.get('name') or '(no name)'} {chat_id}")
     if len(groups) > MAX_LINES:
         lines.append(f"… and {len(groups) - MAX_LINES} more")
     listed = {str(g["chat_id"]) for g in groups}
-    lines += [f"[x] {c.title or c.chat_type} {i}" for i, c in chosen.items() if i not in listed]
+    for chat_id, chat in chosen.items():
+        if chat_id not in listed:
+            mark = "[stopped by forget]" if chat_unit(chat_id) in stopped else "[x]"
+            lines.append(f"{mark} {chat.title or chat.chat_type} {chat_id}")
     if not lines:
         return "You are in no groups I can see. Add a direct message by its chat id."
-    head = "Your chats ([x] read as you; /sync chats add|remove CHAT):"
+    head = "Your chats ([x] read as you; /sync chats add|remove CHAT; add turns a stopped one on):"
     return "\n".join([head, *lines])
 
 

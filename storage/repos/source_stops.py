@@ -121,6 +121,14 @@ async def stopped(tx: AsyncSession, wanted: str) -> list[Source]:
     return list((await tx.scalars(stmt.order_by(Source.name))).all())
 
 
+async def stopped_among(tx: AsyncSession, names: Sequence[str]) -> set[str]:
+    """Which of these source names are stopped."""
+    if not names:
+        return set()
+    stmt = select(Source.name).where(Source.name.in_(list(names)), Source.stopped_at.is_not(None))
+    return set((await tx.scalars(stmt)).all())
+
+
 async def resume(tx: AsyncSession, names: Sequence[str], now: datetime) -> None:
     """Turn these sources back on, and ask for their sync."""
     if not names:

@@ -306,3 +306,20 @@ async def test_replies_in_a_thread_are_read_and_new_ones_found_on_the_next_sync(
         await wait_until(lambda: found(w, "approved"), what="the thread's new reply in search")
         again = [q for q in messages_read(w, "omt_lemur") if q["sort_type"] == "ByCreateTimeDesc"]
         assert len(again) == 1, again  # looked at again, newest first, not read whole
+
+
+async def test_a_chosen_chat_stopped_by_a_forget_is_listed_so_until_added_again(
+    make_world: WorldFactory,
+) -> None:
+    async with signin_world(make_world) as w:
+        owners_groups(w)
+        assert (await sign_in(w)).status == 200
+        await choose(w, BOARD, f"chats:{BOARD}")
+        said = await answer(w, f"/forget chat {BOARD} confirm")
+        assert "stop" in said.lower(), said
+        listed = await answer(w, "/sync chats")
+        assert f"[stopped by forget] Board {BOARD}" in listed, listed
+        said = await answer(w, f"/sync chats add {BOARD}")
+        assert "forgot" in said.lower(), said  # only new messages come back
+        listed = await answer(w, "/sync chats")
+        assert f"[x] Board {BOARD}" in listed, listed
