@@ -25,6 +25,7 @@ from storage.search.eras import Window, era_tokens, recent_window
 from storage.search.errors import SearchError, SearchIndexLockedError, SearchSchemaError
 from storage.search.excerpts import excerpts
 from storage.search.scoring import bm25_ceiling, normalize
+from storage.search.tantivy_query import MAX_TERM_UNION, build_query, filter_postings
 from storage.search.tokenizer import tokenize
 
 FILTER_FIELDS = ("session_id", "source_id", "kind", "scope")
@@ -42,8 +43,6 @@ WINDOW_DOCS = 3_000
 WIDENING = 8
 # Bounds the boolean query; past this many distinct tokens a query is a pasted document.
 MAX_QUERY_TOKENS = 64
-# A filter with more values than this is a term set (see `_any_of`).
-MAX_TERM_UNION = 64
 # The stored payload is a JSON array of these, in this order: an array decodes in well under
 # half the time of an object with its keys, and every hit decodes one. Indexes written before
 # hold objects with these keys, which read the same.
@@ -228,10 +227,11 @@ class TantivyStore:
             return []
         searcher = plan.searcher
         window = plan.window
-        if window is not None and _filter_postings(searcher, filters) <= WINDOW_DOCS:
+        if window is not None and filter_postings(searcher, filters) <= WINDOW_DOCS:
             window = None  # the filter bounds the work already; no need to leave history out
         while True:
-            query = _build_query(plan.schema, plan.tokens, plan.doc_freqs, filters, window)
+            common = [df > RARE_POSTINGS for df in plan.doc_freqs]
+            query = build_query(plan.schema, plan.tokens, common, filters, window)
             # No count: counting visits every match again, and nothing here reads it.
             result = searcher.search(query, limit, count=False)
             if window is None or len(result.hits) >= limit:
@@ -292,73 +292,8 @@ def _all_or_nothing(writer: tantivy.IndexWriter) -> Iterator[None]:
         raise
 
 
-def _build_query(
-    schema: tantivy.Schema,
-    tokens: list[str],
-    doc_freqs: list[int],
-    filters: dict[str, list[str]],
-    window: Window | None,
-) -> tantivy.Query:
-    Query, Occur = tantivy.Query, tantivy.Occur
-    if window is None:
-        text = _union(schema, tokens)
-    else:
-        common = [t for t, df in zip(tokens, doc_freqs, strict=True) if df > RARE_POSTINGS]
-        rare = [t for t, df in zip(tokens, doc_freqs, strict=True) if df <= RARE_POSTINGS]
-        # The window's score is zeroed: only the common tokens score, as they would alone.
-        # The window goes first: tantivy leads the intersection with its first clause here,
-        # and led by the common words it took 2.4x as long (measured, 100k documents).
-        recent = Query.const_score_query(_any_of(schema, "tokens", window.tokens), 0.0)
-        windowed = Query.boolean_query([(Occur.Must, recent), (Occur.Must, _union(schema, common))])
-        text = Query.boolean_query(
-            [(Occur.Should, Query.term_query(schema, "tokens", t)) for t in rare]
-            + [(Occur.Should, windowed)]
-        )
-    if not filters:
-        return text
-    clauses = [(Occur.Must, text)]
-    for field_name, values in filters.items():
-        # Zero the filter's score so filters do not move scores.
-        allowed = Query.const_score_query(_any_of(schema, field_name, values), 0.0)
-        clauses.append((Occur.Must, allowed))
-    return Query.boolean_query(clauses)
-
-
-def _union(schema: tantivy.Schema, tokens: list[str]) -> tantivy.Query:
-    Query, Occur = tantivy.Query, tantivy.Occur
-    return Query.boolean_query(
-        [(Occur.Should, Query.term_query(schema, "tokens", t)) for t in tokens]
-    )
-
-
 def _doc_freq_of(searcher: tantivy.Searcher) -> Callable[[str], int]:
     return lambda token: int(searcher.doc_freq("tokens", token))
-
-
-def _filter_postings(searcher: tantivy.Searcher, filters: dict[str, list[str]]) -> float:
-    """The postings of the smallest filter, which bounds an intersection with it (a term set
-    past MAX_TERM_UNION values is not counted: reading it is its own cost)."""
-    sizes = [
-        sum(searcher.doc_freq(name, v) for v in values)
-        for name, values in filters.items()
-        if len(values) <= MAX_TERM_UNION
-    ]
-    return min(sizes, default=float("inf"))
-
-
-def _any_of(schema: tantivy.Schema, field_name: str, values: list[str]) -> tantivy.Query:
-    """Documents whose `field_name` is one of `values`. A term set reads every posting of its
-    terms into a bitset before the intersection starts, so a filter on a large scope cost as
-    much as reading the scope; term queries let the intersection skip to the text's matches.
-    Past a few dozen values a union of term queries costs more than the bitset."""
-    Query, Occur = tantivy.Query, tantivy.Occur
-    if len(values) == 1:
-        return Query.term_query(schema, field_name, values[0])
-    if len(values) <= MAX_TERM_UNION:
-        return Query.boolean_query(
-            [(Occur.Should, Query.term_query(schema, field_name, v)) for v in values]
-        )
-    return Query.term_set_query(schema, field_name, values)
 
 
 def _encode_payload(doc: SearchDocument) -> bytes:
