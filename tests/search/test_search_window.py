@@ -126,6 +126,14 @@ def test_a_small_search_counts_the_window_not_the_whole_history(
     assert plan.is_small({}, 11) and not plan.is_small({}, 9)
 
 
+def test_a_window_holding_most_matches_is_not_used(store: tantivy_store.TantivyStore) -> None:
+    # Indexed without a time: all stamped with this hour, so a window would hold them all.
+    write(store, [SearchDocument(f"u{i}", "message", f"launch plan {i}") for i in range(60)])
+    plan = store.plan(tokenize("launch"))
+    assert plan is not None and plan.window is None
+    assert len(search(store, "launch", 5)) == 5
+
+
 def test_rare_words_search_everything(store: tantivy_store.TantivyStore) -> None:
     write(store, hourly(60))
     plan = store.plan(tokenize("59"))
