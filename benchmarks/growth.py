@@ -30,6 +30,11 @@ webhook POST each, and Sessions are one multi-row insert, not one Bot turn each:
 million messages through the webhook would take hours here. The search index is filled by
 the production followers in larger batches (see _growth_search.py).
 
+Time: message i is sent at NOW - (messages - i) seconds, one message a second ending at
+NOW (midnight UTC, 2026-12-06), so 100k span 28 hours and 1M eleven days. A busy history
+is the hard case for search's recent window (storage/search/eras.py), which takes whole
+hours: its ~3,000 messages become one hour's 3,600 here.
+
 Not measured yet (issue #43 item 5 lists them): a Bot turn's fixed cost,
 index check, discovery pre-check. Timings are the median of
 REPEATS runs; on a shared 2-core machine expect noise of tens of percent.
