@@ -15,8 +15,10 @@ production code in-process:
 - the status page: `bot.web.status.report.build_report` on a real app's Services;
 - WorkHub candidates: `storage.repos.workhub.sessions_by_activity`, a page of task Sessions
   most recent first (what routing sorts);
-- start-up: `create_app` + its start (role web: no workers, so no follower indexing the
-  history meanwhile), and this process's RSS after it;
+- `/search` and WorkHub candidates with search evidence, after the search followers have
+  indexed the history (benchmarks/_growth_search.py says how);
+- start-up: a fresh `maka serve` process on the filled database, to `/readyz`, and its RSS
+  (benchmarks/_growth_startup.py);
 - disk: what the records added to the SQLite files (or `pg_database_size`), per million
   messages, extrapolated linearly from the size run;
 - (before): the two reads as they were before migration 0029, on the same data, for
@@ -25,13 +27,19 @@ production code in-process:
 What the bulk write bypasses and why: records go through `storage.repos.sources.add_records`
 (the ingest path's own insert, so the count triggers run) in batches of 5,000 rather than one
 webhook POST each, and Sessions are one multi-row insert, not one Bot turn each: writing a
-million messages through the webhook would take hours here. Nothing is indexed for search
-(tantivy), so the search figures are not in this run (see search.py, memory.py).
+million messages through the webhook would take hours here. The search index is filled by
+the production followers in larger batches (see _growth_search.py).
+
+Time: message i is sent at NOW - (messages - i) seconds, one message a second ending at
+NOW (midnight UTC, 2026-12-06), so 100k span 28 hours and 1M eleven days. A busy history
+is the hard case for search's recent window (storage/search/eras.py), which takes whole
+hours: its ~3,000 messages become one hour's 3,600 here.
 
 A Bot turn's fixed cost (the model an instant script), the discovery pre-check and the
-index check are measured by _growth_turn.py, whose docstring says what each bypasses. Not
-measured yet (issue #43 item 5 lists them): `/search`, WorkHub evidence. Timings are the
-median of REPEATS runs; on a shared 2-core machine expect noise of tens of percent.
+index check are measured by _growth_turn.py, /search and WorkHub evidence by
+_growth_search.py, a fresh server's start-up and RSS by _growth_startup.py; each docstring
+says what it bypasses. Timings are the median of REPEATS runs; on a shared 2-core machine
+expect noise of tens of percent.
 
 Prints a table per figure and one summary line each: ours = the largest size's median,
 baseline = the smallest size's, ratio = growth (the target is at most 2). Writes the table
@@ -55,6 +63,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import _growth_search  # noqa: E402
+import _growth_startup  # noqa: E402
 from _growth_common import CHATS, NOW, SESSIONS, median_ms  # noqa: E402
 from _growth_turn import figures as turn_figures  # noqa: E402
 from _summary import emit  # noqa: E402
@@ -77,13 +87,14 @@ SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 BATCH = 5_000
 RESULTS = ROOT / "benchmarks" / "results"
 # Each measures more operations on the running app: (app, messages) -> {figure: value}.
-MORE: list[Callable[[Any, int], Awaitable[dict[str, float]]]] = [turn_figures]
+MORE: list[Callable[[Any, int], Awaitable[dict[str, float]]]] = [
+    _growth_search.figures,  # indexes the history: before anything that searches it
+    # Before the turns: the in-process app then holds the index's writer, and what the turns
+    # log would wait for it in the fresh server's follower.
+    _growth_startup.figures,
+    turn_figures,
+]
 ENCRYPT_KEY, TOKEN = "bench-encrypt-key", "bench-verification-token"
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
 async def _fill_records(db: Database, messages: int) -> None:
@@ -186,10 +197,7 @@ async def _measure(url: str, workdir: Path, messages: int) -> dict[str, float]:
             feishu_domain=fake.url,
             feishu_mode="webhook",
         )
-        started = time.perf_counter()
         async with running_app(settings, Role.WEB) as app:
-            figures["start-up ms"] = (time.perf_counter() - started) * 1000
-            figures["RSS MB after start"] = _rss_mb()
             services = app.services
 
             async def candidates() -> None:
