@@ -95,7 +95,9 @@ async def _wait_ready(proc: asyncio.subprocess.Process, url: str, log: Path) -> 
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as http:
         while time.monotonic() < deadline:
             if proc.returncode is not None:
-                raise RuntimeError(f"maka serve exited ({proc.returncode}); see {log}")
+                # The log lives in the run's temporary folder: say its end here.
+                tail = log.read_text(errors="replace")[-1500:]
+                raise RuntimeError(f"maka serve exited ({proc.returncode}):\n{tail}")
             try:
                 async with http.get(url) as resp:
                     if resp.status == 200:
