@@ -96,7 +96,7 @@ async def _wait_ready(proc: asyncio.subprocess.Process, url: str, log: Path) -> 
         while time.monotonic() < deadline:
             if proc.returncode is not None:
                 # The log lives in the run's temporary folder: say its end here.
-                tail = log.read_text(errors="replace")[-1500:]
+                tail = (await asyncio.to_thread(log.read_text, errors="replace"))[-1500:]
                 raise RuntimeError(f"maka serve exited ({proc.returncode}):\n{tail}")
             try:
                 async with http.get(url) as resp:
