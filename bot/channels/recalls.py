@@ -84,19 +84,8 @@ async def recall_in(tx: AsyncSession, recall: InboundRecall, now: datetime) -> R
     await attachments.recall(tx, recall.platform, recall.message_id, now)
     await memory_indexes.forget_records(tx, removed, now)
     item = await inbox.recall_message(tx, f"{recall.platform}:{recall.message_id}", now)
-    redacted = 0
-    if item.item_id is not None and item.conversation_id is not None and item.created_at:
-        done = await redactions.redact_item(
-            tx,
-            item.conversation_id,
-            item.item_id,
-            since=item.created_at,
-            words=item.words,
-            turn_key=item.turn_key,
-            now=now,
-        )
-        redacted = done.logs
-    return RecallResult(True, len(removed), item.dropped, redacted)
+    redacted = await redactions.redact_message_item(tx, item, now)
+    return RecallResult(True, len(removed), item.dropped, redacted.logs)
 
 
 async def recalled_among(tx: AsyncSession, platform: str, message_ids: list[str]) -> set[str]:

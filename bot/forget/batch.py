@@ -137,17 +137,7 @@ async def _redact(tx: AsyncSession, item_key: str, now: datetime) -> redactions.
     if item is None or item.item_id is None or item.conversation_id is None:
         return redactions.Redacted()
     await inbox.drop_waiting(tx, item.item_id, now)
-    if item.created_at is None:
-        return redactions.Redacted()
-    return await redactions.redact_item(
-        tx,
-        item.conversation_id,
-        item.item_id,
-        since=item.created_at,
-        words=item.words,
-        turn_key=item.turn_key,
-        now=now,
-    )
+    return await redactions.redact_message_item(tx, item, now)
 
 
 def retry_in(attempts: int) -> timedelta:

@@ -446,18 +446,7 @@ async def recall_message(tx: AsyncSession, dedupe_key: str, now: datetime) -> Re
     does not retry it). A message not here yet is blocked: an item with its dedupe key,
     already delivered, so the message arriving later is not answered (`append_many`'s
     ON CONFLICT DO NOTHING)."""
-    row = (
-        await tx.execute(
-            select(
-                _ITEMS.c.id,
-                _ITEMS.c.conversation_id,
-                _ITEMS.c.created_at,
-                _ITEMS.c.delivered_at,
-                _ITEMS.c.batch_id,
-                _ITEMS.c.payload,
-            ).where(_ITEMS.c.dedupe_key == dedupe_key)
-        )
-    ).one_or_none()
+    row = await _item_row(tx, dedupe_key)
     if row is None:
         await tx.execute(
             insert_for(tx, _ITEMS).on_conflict_do_nothing(index_elements=["dedupe_key"]),
@@ -481,33 +470,37 @@ async def recall_message(tx: AsyncSession, dedupe_key: str, now: datetime) -> Re
             .values(delivered_at=now, batch_id=RECALLED, retry_at=None)
         )
     turn_key = None if waiting else row.batch_id
-    payload = row.payload if isinstance(row.payload, dict) else {}
-    words = tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
-    return Recalled(row.id, row.conversation_id, row.created_at, waiting, turn_key, words)
+    return Recalled(row.id, row.conversation_id, row.created_at, waiting, turn_key, _words(row))
 
 
 async def item_of(tx: AsyncSession, dedupe_key: str) -> Recalled | None:
     """A message's item as `recall_message` reads it, changing nothing (a forget redacts the
     turn logs that showed it, as a recall does)."""
-    row = (
-        await tx.execute(
-            select(
-                _ITEMS.c.id,
-                _ITEMS.c.conversation_id,
-                _ITEMS.c.created_at,
-                _ITEMS.c.delivered_at,
-                _ITEMS.c.batch_id,
-                _ITEMS.c.payload,
-            ).where(_ITEMS.c.dedupe_key == dedupe_key)
-        )
-    ).one_or_none()
+    row = await _item_row(tx, dedupe_key)
     if row is None:
         return None
-    payload = row.payload if isinstance(row.payload, dict) else {}
-    words = tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
     handled = row.delivered_at is not None and row.batch_id != RECALLED
     turn_key = row.batch_id if handled else None
-    return Recalled(row.id, row.conversation_id, row.created_at, False, turn_key, words)
+    return Recalled(row.id, row.conversation_id, row.created_at, False, turn_key, _words(row))
+
+
+async def _item_row(tx: AsyncSession, dedupe_key: str) -> Any:
+    """What a recall or a forget reads of a message's item: None when it never came."""
+    stmt = select(
+        _ITEMS.c.id,
+        _ITEMS.c.conversation_id,
+        _ITEMS.c.created_at,
+        _ITEMS.c.delivered_at,
+        _ITEMS.c.batch_id,
+        _ITEMS.c.payload,
+    ).where(_ITEMS.c.dedupe_key == dedupe_key)
+    return (await tx.execute(stmt)).one_or_none()
+
+
+def _words(row: Any) -> tuple[str, ...]:
+    """The words the item carried into a turn (what its redaction takes out of the logs)."""
+    payload = row.payload if isinstance(row.payload, dict) else {}
+    return tuple(str(payload.get(k) or "") for k in ("text", "addressed_text"))
 
 
 async def drop_waiting(tx: AsyncSession, item_id: int, now: datetime) -> bool:

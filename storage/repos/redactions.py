@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import OutboxMessage, Session, SessionEvent, SessionSummary
 from storage.repos import outbox, reply_keys
+from storage.repos.inbox import Recalled
 from storage.repos.sessions import append_events
 
 REDACTION = "redaction"  # an event that says another's text was redacted: the search follower
@@ -74,6 +75,22 @@ def redacted(text: str, payload: dict[str, Any], item_id: int, words: Sequence[s
             spans[key] = [other[0] + shift, other[1] + shift]
     spans[str(item_id)] = [start, start + len(replacement)]
     return text[:start] + replacement + text[end:]
+
+
+async def redact_message_item(tx: AsyncSession, item: Recalled, now: datetime) -> Redacted:
+    """`redact_item` for a message's item as a recall or a forget read it; nothing when the
+    message never reached a conversation."""
+    if item.item_id is None or item.conversation_id is None or item.created_at is None:
+        return Redacted()
+    return await redact_item(
+        tx,
+        item.conversation_id,
+        item.item_id,
+        since=item.created_at,
+        words=item.words,
+        turn_key=item.turn_key,
+        now=now,
+    )
 
 
 async def redact_item(
