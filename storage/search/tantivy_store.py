@@ -91,6 +91,7 @@ class TantivyStore:
         self._schema: tantivy.Schema | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._closed = False
+        self._window: tuple[tuple[int, int, str], Window | None] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -214,8 +215,20 @@ class TantivyStore:
         window = None
         if any(df > RARE_POSTINGS for df in freqs):
             now = now if now is not None else datetime.now(UTC)
-            window = _worth(recent_window(_doc_freq_of(searcher), WINDOW_DOCS, now), freqs)
+            window = _worth(self._recent_window(searcher, now), freqs)
         return SearchPlan(searcher, schema, tokens, freqs, window, now)
+
+    def _recent_window(self, searcher: tantivy.Searcher, now: datetime) -> Window | None:
+        """The walk reads a dozen document frequencies, a sizeable part of a small search;
+        an index of the same documents and segments in the same hour has the same window
+        (one a few documents stale, after deletes and adds that balance, is as good)."""
+        key = (searcher.num_docs, searcher.num_segments, now.astimezone(UTC).strftime("%Y%m%d%H"))
+        cached = self._window
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        window = recent_window(_doc_freq_of(searcher), WINDOW_DOCS, now)
+        self._window = (key, window)  # one assignment: readers in other threads see either
+        return window
 
     def search(
         self, query_tokens: Sequence[str], filters: dict[str, list[str]], limit: int

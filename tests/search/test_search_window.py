@@ -67,6 +67,16 @@ def test_common_word_returns_the_newest_matches(store: tantivy_store.TantivyStor
     assert len(found) == 5 and set(found) <= NEWEST_TEN, found
 
 
+def test_newer_documents_move_the_window_though_the_last_one_was_kept(
+    store: tantivy_store.TantivyStore,
+) -> None:
+    write(store, hourly(60, first=10))  # h10..h69: the newest ten are h10..h19
+    assert set(search(store, "launch", 5)) <= {f"h{i}" for i in range(10, 20)}
+    write(store, hourly(10))  # h0..h9, newer than all of them
+    found = search(store, "launch", 5)
+    assert len(found) == 5 and set(found) <= NEWEST_TEN, found
+
+
 def test_rare_word_in_an_old_document_is_found_next_to_a_common_one(
     store: tantivy_store.TantivyStore,
 ) -> None:
