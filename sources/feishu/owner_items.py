@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sources.feishu.owner_units import CALENDAR_UNIT, TASKS_UNIT
 from storage.models import SourceRecord
+from storage.repos._like import escape_like
 from storage.repos.sources import is_tombstone
 
 UPCOMING_SHOWN = 20  # a round names at most this many events and tasks
@@ -111,7 +112,7 @@ async def current(tx: AsyncSession, kind: str, item_id: str) -> OwnerItem | None
     if kind == "event":
         where = [SourceRecord.source == CALENDAR_UNIT, SourceRecord.thread_key == item_id]
     else:
-        escaped = item_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        escaped = escape_like(item_id)
         where = [
             SourceRecord.source == TASKS_UNIT,
             SourceRecord.external_id.like(f"{escaped}#u%", escape="\\"),

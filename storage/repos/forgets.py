@@ -43,6 +43,7 @@ from storage.models import (
     Source,
 )
 from storage.models import SourceRecord as Rec
+from storage.repos._like import escape_like
 
 PENDING, DONE, PARKED = "pending", "done", "parked"
 PARK_AFTER = 5
@@ -93,24 +94,33 @@ class Selector:
         return ", ".join(p for p in parts if p)
 
 
-def _escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+async def titled(tx: AsyncSession, sel: Selector) -> list[str]:
+    """The sources whose title is the selector's chat (a chat named, not given by its id)."""
+    if not sel.chat:
+        return []
+    return list((await tx.scalars(select(Source.name).where(Source.title == sel.chat))).all())
+
+
+def naming(column: Any, sel: Selector, titled: Sequence[str]) -> list[ColumnElement[bool]]:
+    """The conditions the selector's source and chat set on a source-name column (a record's
+    source, or a sources row's name); `titled` is `titled(tx, sel)`."""
+    where: list[ColumnElement[bool]] = []
+    if sel.source:
+        where.append(
+            or_(column == sel.source, column.like(f"{escape_like(sel.source)}:%", escape="\\"))
+        )
+    if sel.chat:
+        # A chat's sources end in its id (`feishu:oc_x`, `chats:oc_x`); by name, their title.
+        where.append(
+            or_(column.like(f"%:{escape_like(sel.chat)}", escape="\\"), column.in_(list(titled)))
+        )
+    return where
 
 
 async def _where(tx: AsyncSession, sel: Selector) -> list[ColumnElement[bool]]:
     if sel.empty:
         raise ValueError("a forget needs a source, chat, person or date range")
-    where: list[ColumnElement[bool]] = []
-    if sel.source:
-        where.append(
-            or_(Rec.source == sel.source, Rec.source.like(f"{_escaped(sel.source)}:%", escape="\\"))
-        )
-    if sel.chat:
-        # A chat's sources end in its id (`feishu:oc_x`, `chats:oc_x`); by name, their title.
-        named = list((await tx.scalars(select(Source.name).where(Source.title == sel.chat))).all())
-        where.append(
-            or_(Rec.source.like(f"%:{_escaped(sel.chat)}", escape="\\"), Rec.source.in_(named))
-        )
+    where = naming(Rec.source, sel, await titled(tx, sel))
     if sel.person:
         # An open_id is the whole author; a mail's sender may be `Name <address>`.
         where.append(

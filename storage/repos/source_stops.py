@@ -12,19 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Source
 from storage.models import SourceRecord as Rec
-from storage.repos import sources
+from storage.repos import forgets, sources
+from storage.repos._like import escape_like
 from storage.repos.forgets import Selector
-
-
-def _escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def stopped_line(row: Source) -> str | None:
@@ -40,28 +36,13 @@ def whole(sel: Selector) -> bool:
     return bool(sel.source or sel.chat) and not (sel.person or sel.since or sel.until)
 
 
-def _named(column: Any, sel: Selector, titled: Sequence[str]) -> list[Any]:
-    """The conditions on a source name that the forget's selector sets (as forgets._where
-    does on its records)."""
-    where: list[Any] = []
-    if sel.source:
-        where.append(
-            or_(column == sel.source, column.like(f"{_escaped(sel.source)}:%", escape="\\"))
-        )
-    if sel.chat:
-        where.append(or_(column.like(f"%:{_escaped(sel.chat)}", escape="\\"), column.in_(titled)))
-    return where
-
-
 async def _names(tx: AsyncSession, sel: Selector) -> list[str]:
-    titled: list[str] = []
-    if sel.chat:
-        titled = list((await tx.scalars(select(Source.name).where(Source.title == sel.chat))).all())
-    kept = select(Source.name).where(*_named(Source.name, sel, titled))
+    named = await forgets.titled(tx, sel)
+    kept = select(Source.name).where(*forgets.naming(Source.name, sel, named))
     rows = set((await tx.scalars(kept)).all())
     # A source no sync has listed yet, whose records ingest wrote (a chat the bot is in):
     # stopped all the same, so its first observation does not start syncing it.
-    stored = select(Rec.source).where(*_named(Rec.source, sel, titled)).distinct()
+    stored = select(Rec.source).where(*forgets.naming(Rec.source, sel, named)).distinct()
     rows |= set((await tx.scalars(stored)).all())
     return sorted(str(n) for n in rows)
 
@@ -71,15 +52,7 @@ async def would_stop(tx: AsyncSession, sel: Selector) -> list[str]:
     if not whole(sel):
         return []
     names = await _names(tx, sel)
-    if not names:
-        return []
-    stopped = set(
-        (
-            await tx.scalars(
-                select(Source.name).where(Source.name.in_(names), Source.stopped_at.is_not(None))
-            )
-        ).all()
-    )
+    stopped = await stopped_among(tx, names)
     return [n for n in names if n not in stopped]
 
 
@@ -110,7 +83,7 @@ async def stop(tx: AsyncSession, sel: Selector, *, by: str, now: datetime) -> li
 async def stopped(tx: AsyncSession, wanted: str) -> list[Source]:
     """The stopped sources `wanted` names: a source's name (all its units with it), a kind,
     or a chat's id or title."""
-    escaped = _escaped(wanted)
+    escaped = escape_like(wanted)
     named = or_(
         Source.name == wanted,
         Source.name.like(f"{escaped}:%", escape="\\"),

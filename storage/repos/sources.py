@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.claims import NOW, claim, lease_is_free, probe
 from storage.models import Source, SourceRecord, SourceRecordCount, SourceRecordCountChange
+from storage.repos._like import escape_like
 from storage.repos._upsert import insert_for
 
 ERROR_MAX_CHARS = 2000
@@ -432,7 +433,7 @@ def is_tombstone(payload: dict[str, Any] | None) -> bool:
 
 def _of_message(source: str, message_id: str) -> ColumnElement[bool]:
     """The message's record and those beside it (`<message_id>#att:…`, `<message_id>#forward`)."""
-    escaped = message_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    escaped = escape_like(message_id)
     return and_(
         SourceRecord.source == source,
         or_(
