@@ -108,7 +108,7 @@ async def _remove(tx: AsyncSession, batch: list[SourceRecord], now: datetime) ->
     counts["notes"] = len(notes)
     findings = await forgets.withdraw_findings(tx, seqs, notes)
     counts["findings_withdrawn"] = len(findings)
-    told = [discovery.finding_item_key(f.finding_id) for f in findings]
+    told = [discovery.finding_item_key(f) for f in findings]
     for key in told:  # the turn that told the owner a finding may have repeated its words
         _add(counts, await _redact(tx, key, now))
     counts["payloads_blanked"] = await forgets.blank_events(

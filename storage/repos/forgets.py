@@ -211,24 +211,18 @@ def _cites(refs: Any, wanted: Sequence[str]) -> ColumnElement[bool]:
 WITHDRAWN_FINDING = "(withdrawn: it cited something the owner had forgotten)"
 
 
-@dataclass(frozen=True)
-class Withdrawn:
-    finding_id: int
-    text: str  # what it said
-
-
 async def withdraw_findings(
     tx: AsyncSession, seqs: Sequence[int], note_ids: Sequence[int]
-) -> list[Withdrawn]:
+) -> list[int]:
     """Discovery's findings citing these records or notes: their text and refs go (the row
     stays: the owner's feedback and the repeat check point at it), and one not told yet
-    never is (`unsent`). What each said, for the caller to redact where it was told."""
+    never is (`unsent`). Their ids, for the caller to redact where each was told."""
     wanted = [f"rec-{s}" for s in seqs] + [f"note-{n}" for n in note_ids]
     if not wanted:
         return []
     rows = (
         await tx.execute(
-            select(Finding.id, Finding.text, Finding.status).where(
+            select(Finding.id, Finding.status).where(
                 _cites(Finding.refs, wanted), Finding.text != WITHDRAWN_FINDING
             )
         )
@@ -240,7 +234,7 @@ async def withdraw_findings(
             .where(Finding.id == row.id)
             .values(text=WITHDRAWN_FINDING, refs=[], status=status)
         )
-    return [Withdrawn(int(r.id), str(r.text)) for r in rows]
+    return [int(r.id) for r in rows]
 
 
 # What an inbox item's payload keeps once its words are forgotten: who, where and when,
