@@ -65,8 +65,11 @@ class SearchFilters:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass
 class SearchHit:
+    """Not frozen: a search builds ten to a few hundred of these, and a frozen dataclass's
+    `__init__` (`object.__setattr__` per field) costs twice a plain one's."""
+
     id: str
     kind: str
     session_id: str | None

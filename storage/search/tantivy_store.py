@@ -22,10 +22,16 @@ import tantivy
 
 from storage.search.base import SearchDocument, SearchHit
 from storage.search.eras import Window, era_tokens, recent_window
-from storage.search.errors import SearchError, SearchIndexLockedError, SearchSchemaError
+from storage.search.errors import SearchError, SearchIndexLockedError
 from storage.search.excerpts import excerpts
 from storage.search.scoring import bm25_ceiling, normalize
-from storage.search.tantivy_query import MAX_TERM_UNION, build_query, filter_postings
+from storage.search.tantivy_open import open_index
+from storage.search.tantivy_query import (
+    MAX_TERM_UNION,
+    build_query,
+    filter_postings,
+    recent_clause,
+)
 from storage.search.tokenizer import tokenize
 
 FILTER_FIELDS = ("session_id", "source_id", "kind", "scope")
@@ -91,7 +97,7 @@ class TantivyStore:
         self._schema: tantivy.Schema | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._closed = False
-        self._window: tuple[tuple[int, int, str], Window | None] | None = None
+        self._recent_cache: tuple[tuple[int, int, int], Recent | None] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -103,17 +109,8 @@ class TantivyStore:
             if self._closed:
                 raise SearchError(f"search index at {self._path} is closed")
             if self._index is None:
-                self._path.mkdir(parents=True, exist_ok=True)
                 schema = build_schema()
-                try:
-                    index = tantivy.Index(schema, path=str(self._path), reuse=True)
-                except ValueError as exc:
-                    if "schema does not match" in str(exc):
-                        raise SearchSchemaError(
-                            f"the search index at {self._path} was built with another layout; "
-                            "delete that directory and reindex"
-                        ) from exc
-                    raise SearchError(f"cannot open search index at {self._path}: {exc}") from exc
+                index = open_index(self._path, schema)
                 # "commit" reloads when another process commits; our own commits reload
                 # explicitly so a search right after a write sees it.
                 index.config_reader(reload_policy="commit")
@@ -212,23 +209,29 @@ class TantivyStore:
         searcher = index.searcher()
         tokens = list(query_tokens)[:MAX_QUERY_TOKENS]
         freqs = [searcher.doc_freq("tokens", t) for t in tokens]
-        window = None
+        recent = None
         if any(df > RARE_POSTINGS for df in freqs):
             now = now if now is not None else datetime.now(UTC)
-            window = _worth(self._recent_window(searcher, now), freqs)
-        return SearchPlan(searcher, schema, tokens, freqs, window, now)
+            recent = self._recent(searcher, schema, now)
+            if recent is not None and not _worth(recent.window, freqs):
+                recent = None
+        return SearchPlan(searcher, schema, tokens, freqs, recent, now)
 
-    def _recent_window(self, searcher: tantivy.Searcher, now: datetime) -> Window | None:
-        """The walk reads a dozen document frequencies, a sizeable part of a small search;
-        an index of the same documents and segments in the same hour has the same window
-        (one a few documents stale, after deletes and adds that balance, is as good)."""
-        key = (searcher.num_docs, searcher.num_segments, now.astimezone(UTC).strftime("%Y%m%d%H"))
-        cached = self._window
+    def _recent(
+        self, searcher: tantivy.Searcher, schema: tantivy.Schema, now: datetime
+    ) -> Recent | None:
+        """The window and its query clause. The walk reads a dozen document frequencies and
+        the clause takes a term query per era, a sizeable part of a small search; an index of
+        the same documents and segments in the same hour has the same window (one a few
+        documents stale, after deletes and adds that balance, is as good)."""
+        key = (searcher.num_docs, searcher.num_segments, int(now.timestamp()) // 3600)
+        cached = self._recent_cache
         if cached is not None and cached[0] == key:
             return cached[1]
         window = recent_window(_doc_freq_of(searcher), WINDOW_DOCS, now)
-        self._window = (key, window)  # one assignment: readers in other threads see either
-        return window
+        recent = None if window is None else Recent(window, recent_clause(schema, window))
+        self._recent_cache = (key, recent)  # one assignment: readers in other threads see either
+        return recent
 
     def search(
         self, query_tokens: Sequence[str], filters: dict[str, list[str]], limit: int
@@ -243,34 +246,47 @@ class TantivyStore:
         if not plan.tokens or limit <= 0:
             return []
         searcher = plan.searcher
-        window = plan.window
-        if window is not None and filter_postings(searcher, filters) <= WINDOW_DOCS:
-            window = None  # the filter bounds the work already; no need to leave history out
+        recent = plan.recent
+        if recent is not None and filter_postings(searcher, filters) <= WINDOW_DOCS:
+            recent = None  # the filter bounds the work already; no need to leave history out
+        common = [df > RARE_POSTINGS for df in plan.doc_freqs]
         while True:
-            common = [df > RARE_POSTINGS for df in plan.doc_freqs]
-            query = build_query(plan.schema, plan.tokens, common, filters, window)
+            clause = None if recent is None else recent.clause
+            query = build_query(plan.schema, plan.tokens, common, filters, clause)
             # No count: counting visits every match again, and nothing here reads it.
             result = searcher.search(query, limit, count=False)
-            if window is None or len(result.hits) >= limit:
+            if recent is None or len(result.hits) >= limit:
                 break
             # Too few matches among recent documents: a wider window, then everything.
-            wider = (
-                plan.now is not None
-                and window.docs < WINDOW_DOCS * WIDENING
-                and _worth(
-                    recent_window(_doc_freq_of(searcher), WINDOW_DOCS * WIDENING, plan.now),
-                    plan.doc_freqs,
-                )
-            )
-            window = wider or None
+            recent = self._wider(plan, recent.window)
         if not result.hits:
             return []
         ceiling = bm25_ceiling(searcher.doc_freq("tokens", ALL_DOCS_TOKEN), plan.doc_freqs)
-        hits = []
-        for raw_score, address in result.hits:
-            payload = _decode_payload(searcher.doc(address).get_first("payload"))
-            hits.append(_to_hit(payload, normalize(float(raw_score), ceiling), plan.tokens))
-        return hits
+        tokens = plan.tokens
+        return [
+            _to_hit(
+                _decode_payload(searcher.doc(address).get_first("payload")),
+                normalize(float(raw_score), ceiling),
+                tokens,
+            )
+            for raw_score, address in result.hits
+        ]
+
+    def _wider(self, plan: SearchPlan, window: Window) -> Recent | None:
+        if plan.now is None or window.docs >= WINDOW_DOCS * WIDENING:
+            return None
+        wider = recent_window(_doc_freq_of(plan.searcher), WINDOW_DOCS * WIDENING, plan.now)
+        wider = _worth(wider, plan.doc_freqs)
+        return None if wider is None else Recent(wider, recent_clause(plan.schema, wider))
+
+
+@dataclass(frozen=True)
+class Recent:
+    """A window of recent documents and the query clause matching them, built once for the
+    window (a term query per era)."""
+
+    window: Window
+    clause: tantivy.Query
 
 
 @dataclass(frozen=True)
@@ -282,17 +298,18 @@ class SearchPlan:
     schema: tantivy.Schema
     tokens: list[str]
     doc_freqs: list[int]
-    # The recent documents common tokens are weighed in (None: everything), as of `now`.
-    window: Window | None
+    # The recent documents common tokens are weighed in, with the query clause matching
+    # them (None: everything), as of `now`.
+    recent: Recent | None
     now: datetime | None
 
     def is_small(self, filters: dict[str, list[str]], max_postings: int) -> bool:
         """Whether tantivy's part of the search is cheap: the postings it scores, its bulk,
         are at most `max_postings` (a common token's are those in the window), and no filter
         is a term set (which reads all of its postings)."""
-        window = self.window
+        recent = self.recent
         postings = sum(
-            df if window is None or df <= RARE_POSTINGS else min(df, window.docs)
+            df if recent is None or df <= RARE_POSTINGS else min(df, recent.window.docs)
             for df in self.doc_freqs
         )
         return postings <= max_postings and all(
@@ -337,7 +354,7 @@ def _encode_payload(doc: SearchDocument) -> bytes:
 def _decode_payload(raw: Any) -> tuple[Any, ...]:
     """The stored fields in PAYLOAD_FIELDS order. raw_decode: the payload is our own compact
     JSON, so json.loads' checks for surrounding whitespace are work a hit does not need."""
-    data = _PAYLOAD_DECODER.raw_decode(bytes(raw).decode("utf-8"))[0]
+    data = _PAYLOAD_DECODER.raw_decode(raw.decode("utf-8"))[0]
     if isinstance(data, list):
         return tuple(data)
     # A document written before payloads were arrays: an object with those keys.

@@ -122,8 +122,8 @@ def test_document_a_little_in_the_future_is_in_the_window(
     ahead = NOW + timedelta(minutes=30)
     write(store, [*hourly(60), SearchDocument("ahead", "message", "launch plan", time=ahead)])
     plan = store.plan(tokenize("launch"))
-    assert plan is not None and plan.window is not None
-    assert set(era_tokens(ahead)) & set(plan.window.tokens), plan.window
+    assert plan is not None and plan.recent is not None
+    assert set(era_tokens(ahead)) & set(plan.recent.window.tokens), plan.recent
 
 
 def test_a_small_search_counts_the_window_not_the_whole_history(
@@ -131,8 +131,8 @@ def test_a_small_search_counts_the_window_not_the_whole_history(
 ) -> None:
     write(store, hourly(60))
     plan = store.plan(tokenize("launch"))
-    assert plan is not None and plan.window is not None
-    assert plan.doc_freqs == [60] and 10 <= plan.window.docs <= 11
+    assert plan is not None and plan.recent is not None
+    assert plan.doc_freqs == [60] and 10 <= plan.recent.window.docs <= 11
     assert plan.is_small({}, 11) and not plan.is_small({}, 9)
 
 
@@ -140,14 +140,14 @@ def test_a_window_holding_most_matches_is_not_used(store: tantivy_store.TantivyS
     # Indexed without a time: all stamped with this hour, so a window would hold them all.
     write(store, [SearchDocument(f"u{i}", "message", f"launch plan {i}") for i in range(60)])
     plan = store.plan(tokenize("launch"))
-    assert plan is not None and plan.window is None
+    assert plan is not None and plan.recent is None
     assert len(search(store, "launch", 5)) == 5
 
 
 def test_rare_words_search_everything(store: tantivy_store.TantivyStore) -> None:
     write(store, hourly(60))
     plan = store.plan(tokenize("59"))
-    assert plan is not None and plan.window is None
+    assert plan is not None and plan.recent is None
     assert search(store, "59", 5) == ["h59"]
 
 
