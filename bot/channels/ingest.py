@@ -41,7 +41,7 @@ from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
 from storage.db import Database
 from storage.group_commit import GroupCommit
-from storage.repos import attachments, conversations, inbound, inbox
+from storage.repos import attachments, conversations, inbound, inbox, redactions
 from storage.repos import sources as source_records
 from storage.repos.sessions import SESSION_INDEX_TOPIC
 from storage.repos.sources import NewRecord
@@ -278,9 +278,11 @@ class Ingest:
             added = await inbox.append_many(tx, to_inbox)
             if len(added) < len(to_inbox):  # a recall came first: its item blocks the key
                 for n, result in enumerate(results):
-                    dedupe = f"{batch[n].msg.platform}:{batch[n].msg.message_id}"
+                    msg = batch[n].msg
+                    dedupe = f"{msg.platform}:{msg.message_id}"
                     if result.outcome is Outcome.ANSWERED and dedupe not in added:
                         results[n] = IngestResult(Outcome.RECALLED, result.conversation_id)
+                        await redactions.blank_events(tx, msg.platform, [msg.message_id])
         return results
 
     async def _conversations_of(

@@ -12,7 +12,11 @@ redelivery is a duplicate and does nothing):
   its recall it is stored but never answered;
 - the turn logs that showed it to the model are redacted, with the turn's answer (its log
   and its replies in the outbox) and the summaries made since, and their search documents
-  with them (storage/repos/redactions.py `redact_item`, the rule a forget follows too).
+  with them (storage/repos/redactions.py `redact_item`, the rule a forget follows too);
+- the message as it was received (its stored inbound event, its inbox item's payload) keeps
+  who, where and when, and loses its words; so does one arriving after its recall, when it
+  was addressed to the bot (ingest sees the recall's item block it; an unaddressed one keeps
+  its event until retention prunes it: spotting it would cost every batch a read).
 """
 
 from __future__ import annotations
@@ -83,8 +87,12 @@ async def recall_in(tx: AsyncSession, recall: InboundRecall, now: datetime) -> R
     # Their records are the message's source's `#att:` ones, removed above.
     await attachments.recall(tx, recall.platform, recall.message_id, now)
     await memory_indexes.forget_records(tx, removed, now)
-    item = await inbox.recall_message(tx, f"{recall.platform}:{recall.message_id}", now)
-    redacted = await redactions.redact_message_item(tx, item, now)
+    dedupe_key = f"{recall.platform}:{recall.message_id}"
+    item = await inbox.recall_message(tx, dedupe_key, now)
+    redacted = await redactions.redact_message_item(tx, item, now)  # reads the item's words
+    await redactions.blank_events(tx, recall.platform, [recall.message_id])
+    if item.item_id is not None:
+        await redactions.blank_items(tx, [dedupe_key])
     return RecallResult(True, len(removed), item.dropped, redacted.logs)
 
 

@@ -111,9 +111,9 @@ async def _remove(tx: AsyncSession, batch: list[SourceRecord], now: datetime) ->
     told = [discovery.finding_item_key(f) for f in findings]
     for key in told:  # the turn that told the owner a finding may have repeated its words
         _add(counts, await _redact(tx, key, now))
-    counts["payloads_blanked"] = await forgets.blank_events(
+    counts["payloads_blanked"] = await redactions.blank_events(
         tx, feishu_source.PLATFORM, messages
-    ) + await forgets.blank_items(tx, [f"{feishu_source.KIND}:{m}" for m in messages] + told)
+    ) + await redactions.blank_items(tx, [f"{feishu_source.KIND}:{m}" for m in messages] + told)
     FORGOTTEN.inc(len(seqs))
     return counts
 

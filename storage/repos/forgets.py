@@ -37,8 +37,6 @@ from storage.models import (
     AttachmentBlob,
     Finding,
     ForgetRequest,
-    InboundEvent,
-    InboxItem,
     NotebookNote,
     Source,
 )
@@ -235,65 +233,6 @@ async def withdraw_findings(
             .values(text=WITHDRAWN_FINDING, refs=[], status=status)
         )
     return [int(r.id) for r in rows]
-
-
-# What an inbox item's payload keeps once its words are forgotten: who, where and when,
-# which `/why`, the status page and the claim read; never what was said.
-_KEPT = (
-    "platform",
-    "message_id",
-    "chat_id",
-    "chat_type",
-    "sender_id",
-    "sender_type",
-    "message_type",
-    "created_at",
-    "thread_id",
-    "parent_id",
-    "root_id",
-    "finding",
-)
-
-
-async def blank_items(tx: AsyncSession, dedupe_keys: Sequence[str]) -> int:
-    """The inbox items of these keys keep their row and key (a redelivery stays a duplicate)
-    but not their words."""
-    if not dedupe_keys:
-        return 0
-    rows = (
-        await tx.execute(
-            select(InboxItem.id, InboxItem.payload).where(InboxItem.dedupe_key.in_(dedupe_keys))
-        )
-    ).all()
-    count = 0
-    for row in rows:
-        payload = row.payload if isinstance(row.payload, dict) else {}
-        if payload.get("forgotten"):
-            continue
-        kept = {k: payload[k] for k in _KEPT if k in payload}
-        await tx.execute(
-            update(InboxItem)
-            .where(InboxItem.id == row.id)
-            .values(payload={**kept, "forgotten": True})
-        )
-        count += 1
-    return count
-
-
-async def blank_events(tx: AsyncSession, platform: str, message_ids: Sequence[str]) -> int:
-    """The stored inbound events of these messages (the platform's event as received and
-    decrypted) keep their row and key, so a redelivery is still a duplicate, and no body."""
-    if not message_ids:
-        return 0
-    result = await tx.execute(
-        update(InboundEvent)
-        .where(
-            InboundEvent.platform == platform,
-            InboundEvent.message_id.in_(list(message_ids)),
-        )
-        .values(payload={"forgotten": True})
-    )
-    return int(getattr(result, "rowcount", 0) or 0)
 
 
 # ---- requests ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ the model is scripted."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -51,6 +52,19 @@ async def item_of(w: FeishuWorld, message_id: str) -> InboxItem | None:
         )
 
 
+async def stored_as_received(w: FeishuWorld, message_id: str) -> str:
+    """The message's stored inbound event and inbox item payloads, as one text."""
+    async with w.app.services.db.read() as tx:
+        event = await tx.scalar(
+            select(InboundEvent.payload).where(InboundEvent.message_id == message_id)
+        )
+        item = await tx.scalar(
+            select(InboxItem.payload).where(InboxItem.dedupe_key == f"feishu:{message_id}")
+        )
+    assert event is not None, f"no inbound event stored for {message_id}"
+    return json.dumps([event, item], ensure_ascii=False)
+
+
 async def records_of(w: FeishuWorld, message_id: str) -> list[SourceRecord]:
     async with w.app.services.db.read() as tx:
         rows = await tx.scalars(select(SourceRecord).where(SourceRecord.external_id == message_id))
@@ -89,6 +103,23 @@ async def test_recalled_message_leaves_search_and_its_turn_is_dropped(
         assert model.requests == [] and w.fake.sent == []
 
 
+async def test_a_recalled_message_is_not_kept_as_it_was_received(
+    make_world: WorldFactory, slow_turns: dict[str, Any]
+) -> None:
+    async with bot_world(make_world, ScriptedProvider([]), **slow_turns) as w:
+        event = await say(w, "the alarm code is ibex2290")
+        message_id = event["event"]["message"]["message_id"]
+        assert "ibex2290" in await stored_as_received(w, message_id)
+
+        await post_recall(w, message_id)
+
+        kept = await stored_as_received(w, message_id)
+        assert "ibex2290" not in kept
+        item = await item_of(w, message_id)
+        assert item is not None and item.payload["chat_id"] == DM  # who and where stay
+        assert item.payload["sender_id"] == OWNER
+
+
 async def test_a_recall_before_its_message_keeps_it_unanswered_and_unindexed(
     make_world: WorldFactory, slow_turns: dict[str, Any]
 ) -> None:
@@ -105,6 +136,7 @@ async def test_a_recall_before_its_message_keeps_it_unanswered_and_unindexed(
         await wait_until(lambda: found(w, "wombat3"), what="the later message in search")
 
         assert not await found(w, "quokka9")
+        assert "quokka9" not in await stored_as_received(w, "om_early")
         [record] = await records_of(w, "om_early")
         assert record.payload == {"deleted": True}
         item = await item_of(w, "om_early")
