@@ -1,15 +1,16 @@
-"""Opening the embedded index's directory, creating it with our settings when it is new.
+"""Opening the embedded index's directory, with our settings.
 
 A search reads each hit's stored payload by decompressing the whole document-store block
 that holds it, and tantivy's default block is 16 KB: a top-10 search decompressed 160 KB,
 the largest part of a scoped search after tantivy's own (measured 2026-12-06, 100k chat
 messages: 152 µs a search with 16 KB blocks, 134 µs with 4 KB, 121 µs with 1 KB; the store
 1.6x and 2.3x the size). tantivy reads its settings from the index's `meta.json` on every
-open and writes new segments (merges too) with them, but tantivy-py creates an index with
-the defaults and has no parameter for them. So a new, empty index has the block size in its
-`meta.json` set before anything is written to it. An index created before keeps its 16 KB
-blocks (rebuilding it in place keeps them too: delete the directory, then
-`maka search rebuild`); one whose `meta.json` does not look as expected is left as it is.
+open and writes new segments with them, but tantivy-py creates an index with the defaults
+and has no parameter for them. So the block size is set in `meta.json` when the index is
+opened: at once for a new one, and for one created before, whose segments written from then
+on have small blocks (its existing ones may keep theirs until `maka search rebuild` writes
+every document again). One whose `meta.json` does not look as
+expected is left as it is.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ META = "meta.json"
 
 def open_index(path: Path, schema: tantivy.Schema) -> tantivy.Index:
     path.mkdir(parents=True, exist_ok=True)
-    new = not (path / META).exists()
     index = _open(path, schema)
-    if new and _set_docstore_blocks(index, path, DOCSTORE_BLOCK_BYTES):
+    if docstore_block_bytes(path) not in (None, DOCSTORE_BLOCK_BYTES) and _set_docstore_blocks(
+        index, path, DOCSTORE_BLOCK_BYTES
+    ):
         index = _open(path, schema)  # tantivy reads the settings when it opens
     return index
 
@@ -62,10 +64,11 @@ def _open(path: Path, schema: tantivy.Schema) -> tantivy.Index:
 
 
 def _set_docstore_blocks(index: tantivy.Index, path: Path, block_bytes: int) -> bool:
-    """Rewrite a new index's `meta.json` with this block size; False (and the index left on
-    tantivy's defaults) when it is not the empty index tantivy just wrote. Done holding the
-    directory's writer lock: a commit from another process that opened the same new directory
-    at the same moment would otherwise be overwritten."""
+    """Rewrite the index's `meta.json` with this block size, all else as it is; False (the
+    index left as it is) when another process writes to it or the file is not as expected.
+    Done holding the directory's writer lock, so no commit lands between the read and the
+    write (a writer that opened the index before may write its own settings back with its
+    next commit: the blocks stay larger, nothing is lost)."""
     try:
         writer = index.writer(heap_size=MIN_WRITER_HEAP_BYTES, num_threads=1)
     except ValueError:
@@ -74,7 +77,7 @@ def _set_docstore_blocks(index: tantivy.Index, path: Path, block_bytes: int) -> 
     try:
         meta = json.loads(meta_path.read_text("utf-8"))
         settings = meta["index_settings"]
-        if meta["segments"] or "docstore_blocksize" not in settings:
+        if "docstore_blocksize" not in settings:
             return False
         settings["docstore_blocksize"] = block_bytes
         # Atomic: a reader opening the directory meanwhile sees the old file or the new one.
