@@ -9,8 +9,7 @@ open and writes new segments with them, but tantivy-py creates an index with the
 and has no parameter for them. So the block size is set in `meta.json` when the index is
 opened: at once for a new one, and for one created before, whose segments written from then
 on have small blocks (its existing ones may keep theirs until `maka search rebuild` writes
-every document again). One whose `meta.json` does not look as
-expected is left as it is.
+every document again). One whose `meta.json` does not look as expected is left as it is.
 """
 
 from __future__ import annotations
@@ -80,9 +79,13 @@ def _set_docstore_blocks(index: tantivy.Index, path: Path, block_bytes: int) -> 
         if "docstore_blocksize" not in settings:
             return False
         settings["docstore_blocksize"] = block_bytes
-        # Atomic: a reader opening the directory meanwhile sees the old file or the new one.
+        # Atomic and durable, as tantivy writes it: a reader opening the directory meanwhile
+        # sees the old file or the new one, and a crash cannot leave it empty.
         scratch = meta_path.with_name(f"{META}.{os.getpid()}.tmp")
-        scratch.write_text(json.dumps(meta), "utf-8")
+        with scratch.open("w", encoding="utf-8") as out:
+            out.write(json.dumps(meta))
+            out.flush()
+            os.fsync(out.fileno())
         os.replace(scratch, meta_path)
         return True
     except (OSError, ValueError, KeyError, TypeError) as exc:
