@@ -49,9 +49,9 @@ from bot.memory.indexes.tools import indexer_tools
 from bot.memory.indexes.turn import IndexerTurn
 from bot.services import Services
 from storage.models import InboxItem, MemoryIndex, OutboxMessage, SourceRecord
-from storage.repos import discovery, sources
+from storage.repos import discovery, source_records, sources
 from storage.repos import memory_indexes as indexes
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.types import utcnow
 from tests.fakes import FeishuEventSender
 
@@ -163,7 +163,7 @@ async def _index_check_ms(services: Services) -> dict[str, float]:
     async with services.db.write() as tx:
         await sources.ensure(tx, name=quiet_chat, kind="feishu", scope=None, title=None, now=NOW)
         word = NewRecord(quiet_chat, "om_quiet", quiet_chat, "at last, a word here", NOW)
-        await sources.add_records(tx, [word], NOW)
+        await source_records.add_records(tx, [word], NOW)
     async with services.db.read() as tx:
         quiet = await tx.get(MemoryIndex, index.id)
     assert quiet is not None

@@ -18,7 +18,7 @@ The trickle (seeded, the same in every run): 200 records of the week before, alr
 at the first beat; then chat messages in four chats, arriving in bursts of 1-8 messages
 15-180 s apart. Weekdays: 20-60 messages a day, 85% of bursts between 9:00 and 19:00, 10%
 in the evening (19-23), 5% early (7-9), none in the night. Saturday 0-6 messages and Sunday
-0-3, between 10:00 and 22:00. A record is inserted (`storage.repos.sources.insert_records`)
+0-3, between 10:00 and 22:00. A record is inserted (`storage.repos.source_records.insert_records`)
 and indexed (`record_document` into the search index, as the source indexer does) at the
 first beat at or after it was sent; the table counts it on the day it was sent.
 
@@ -97,9 +97,9 @@ from bot.memory.source_index import record_document
 from storage.db import Database, create_database
 from storage.migrate import migrate
 from storage.models import Finding, ModelCall, NotebookNote
-from storage.repos import conversations, sources
+from storage.repos import conversations, source_records, sources
 from storage.repos import discovery as repo
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.search.tokenizer import configure_tokenizer, warm_up
 from storage.urls import normalize_database_url
@@ -396,7 +396,7 @@ class World:
 
     async def arrive(self, records: list[NewRecord], now: datetime) -> None:
         async with self.db.write() as s:
-            new = await sources.insert_records(s, records, now)
+            new = await source_records.insert_records(s, records, now)
         if len(new) != len(records):
             self.result.problems.append(f"{len(records) - len(new)} records not inserted")
         self.news += len(new)

@@ -24,7 +24,7 @@ production code in-process:
 - (before): the two reads as they were before migration 0029, on the same data, for
   comparison (a GROUP BY over every record; every candidate Session sorted).
 
-What the bulk write bypasses and why: records go through `storage.repos.sources.add_records`
+What the bulk write bypasses and why: records go through `storage.repos.source_records.add_records`
 (the ingest path's own insert, so the count triggers run) in batches of 5,000 rather than one
 webhook POST each, and Sessions are one multi-row insert, not one Bot turn each: writing a
 million messages through the webhook would take hours here. The search index is filled by
@@ -76,8 +76,8 @@ from bot.web.status.report import build_report  # noqa: E402
 from storage.db import Database, create_database  # noqa: E402
 from storage.migrate import migrate  # noqa: E402
 from storage.models import Session, SourceRecord  # noqa: E402
-from storage.repos import sources, workhub  # noqa: E402
-from storage.repos.sources import NewRecord  # noqa: E402
+from storage.repos import source_records, sources, workhub  # noqa: E402
+from storage.repos.source_records import NewRecord  # noqa: E402
 from storage.urls import normalize_database_url  # noqa: E402
 from tests.apps import make_settings, running_app  # noqa: E402
 from tests.databases import create_postgres_database, drop_postgres_database  # noqa: E402
@@ -111,9 +111,9 @@ async def _fill_records(db: Database, messages: int) -> None:
             for i in range(start, min(start + BATCH, messages))
         ]
         async with db.write() as tx:
-            await sources.add_records(tx, batch, NOW)
+            await source_records.add_records(tx, batch, NOW)
         async with db.write() as tx:  # what the record-counts worker does (PostgreSQL)
-            await sources.fold_record_counts(tx)
+            await source_records.fold_record_counts(tx)
     async with db.write() as tx:
         for source in {f"feishu:oc_{c}" for c in range(CHATS)}:
             await sources.ensure(tx, name=source, kind="feishu", scope=None, title=None, now=NOW)
@@ -213,7 +213,7 @@ async def _measure(url: str, workdir: Path, messages: int) -> dict[str, float]:
 
             async def counts() -> None:
                 async with services.db.read() as tx:
-                    await sources.counts_by_source(tx)
+                    await source_records.counts_by_source(tx)
 
             sender = FeishuEventSender(
                 f"{app.url}/feishu/events",

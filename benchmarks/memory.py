@@ -79,8 +79,8 @@ from bot.memory.source_index import record_document
 from storage.db import Database, create_database
 from storage.migrate import migrate
 from storage.models import IndexEntry, MemoryIndex, SourceRecord
-from storage.repos import conversations, sources
-from storage.repos.sources import NewRecord
+from storage.repos import conversations, source_records, sources
+from storage.repos.source_records import NewRecord
 from storage.search import SearchDocument, SearchFilters
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.search.tokenizer import configure_tokenizer, warm_up
@@ -270,7 +270,7 @@ async def seed(db: Database, count: int) -> Seeded:
         )
         seqs = []
         for n in range(0, len(rows), UPSERT_BATCH):
-            new = await sources.insert_records(s, rows[n : n + UPSERT_BATCH], now)
+            new = await source_records.insert_records(s, rows[n : n + UPSERT_BATCH], now)
             seqs += [seq for seq, _, _ in new]
         group = await conversations.get_or_create(
             s, platform="feishu", chat_id=TEAM_CHAT, chat_type="group", name=TEAM_TITLE

@@ -67,8 +67,8 @@ from sources.base import Page, SyncRequest, UnitState  # noqa: E402
 from sources.runner import SyncRunner  # noqa: E402
 from storage.db import Database, create_database  # noqa: E402
 from storage.models import Source, SourceRecord  # noqa: E402
-from storage.repos import sources as repo  # noqa: E402
-from storage.repos.sources import NewRecord  # noqa: E402
+from storage.repos import source_records as repo  # noqa: E402
+from storage.repos.source_records import NewRecord  # noqa: E402
 from storage.types import utcnow  # noqa: E402
 from storage.urls import asyncpg_dsn, normalize_database_url  # noqa: E402
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from storage.repos.attachments import NewAttachment
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 Cursor = dict[str, Any]
 
@@ -81,7 +81,7 @@ class Page:
 @dataclass(frozen=True)
 class Removal:
     """An item's records become tombstones, the way a recalled message's do
-    (storage/repos/sources.py `remove_message`): search drops them and memory forgets them.
+    (storage/repos/source_records.py `remove_message`): search drops them and memory forgets them.
     `keep`: the item's current version, stored by the same page (an event moved: its new
     version stays, the old ones go)."""
 

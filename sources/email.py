@@ -42,7 +42,7 @@ from sources.base import (
 )
 from sources.mime import ParsedMail, parse_mail
 from storage.repos.attachments import EXTRACT, NewAttachment
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 log = logging.getLogger(__name__)
 

@@ -41,10 +41,10 @@ from sources.base import (
 from storage.claims import lease_is_free
 from storage.db import Database
 from storage.models import Source
-from storage.repos import attachments, memory_indexes, source_stops
+from storage.repos import attachments, memory_indexes, source_records, source_stops
 from storage.repos import sources as repo
+from storage.repos.source_records import NewRecord
 from storage.repos.source_stops import stopped_line
-from storage.repos.sources import NewRecord
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -341,7 +341,7 @@ class SyncRunner:
         async with self.db.write() as tx:
             gone: list[int] = []
             for removal in removed:
-                gone += await repo.remove_message(
+                gone += await source_records.remove_message(
                     tx,
                     removal.source,
                     removal.item,
@@ -350,7 +350,7 @@ class SyncRunner:
                     keep=removal.keep,
                 )
             await memory_indexes.forget_records(tx, gone, now)
-            inserted = await repo.insert_records(tx, records, now)
+            inserted = await source_records.insert_records(tx, records, now)
             await _store_files(tx, files, {(s, e) for _, s, e in inserted}, now)
             if not await repo.advance(
                 tx,

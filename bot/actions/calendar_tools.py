@@ -15,7 +15,7 @@ from bot.agent.tools import ToolError
 from sources.feishu.owner_units import CALENDAR_SCOPE as SCOPE
 from sources.feishu.owner_units import CALENDAR_UNIT as UNIT
 from storage.models import SourceRecord
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 
 
 def _at(ctx: ActionContext, name: str, value: str) -> str:

@@ -19,7 +19,7 @@ from bot.parsing import parse_id
 from sources.email import KIND as EMAIL
 from storage.models import SourceRecord
 from storage.repos import originals
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 
 NO_SUCH_MAIL = "no such mail here: use a mail's ref from memory_search (rec-…)"
 _REF = re.compile(r"^\s*rec-([0-9]+)\s*$")

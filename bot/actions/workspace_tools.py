@@ -21,7 +21,7 @@ from bot.agent.tools import ToolError
 from sources.feishu.tasks import SCOPE as TASKS_SCOPE
 from sources.feishu.tasks import UNIT as TASKS_SOURCE
 from storage.models import SourceRecord
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 
 
 async def create_task(

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING
 
 from bot.agent.framing import quote_data
 from bot.channels.lookup import FoundMessage, MessageUnavailable
-from storage.repos import originals
-from storage.repos import sources as source_records
-from storage.repos.sources import NewRecord, is_tombstone
+from storage.repos import originals, source_records
+from storage.repos.source_records import NewRecord, is_tombstone
 from storage.types import utcnow
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from bot.assistant.visibility import visibility_of
 from bot.channels.lookup import MessageUnavailable
 from storage.models import Attachment
 from storage.repos import attachments, originals
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 
 if TYPE_CHECKING:
     from bot.assistant.turn_context import BatchItem, ConversationView

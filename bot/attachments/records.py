@@ -16,9 +16,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Attachment, SourceRecord
-from storage.repos import attachments
-from storage.repos import sources as source_records
-from storage.repos.sources import NewRecord
+from storage.repos import attachments, source_records
+from storage.repos.source_records import NewRecord
 
 KIND_LABELS = {
     "pdf": "PDF",

@@ -25,7 +25,7 @@ from bot.host.notify import Notifier
 from storage.db import Database
 from storage.models import AttachmentBlob
 from storage.repos import attachments
-from storage.repos.sources import RECORDS_TOPIC
+from storage.repos.source_records import RECORDS_TOPIC
 
 log = logging.getLogger(__name__)
 

@@ -41,10 +41,9 @@ from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
 from storage.db import Database
 from storage.group_commit import GroupCommit
-from storage.repos import attachments, conversations, inbound, inbox, redactions
-from storage.repos import sources as source_records
+from storage.repos import attachments, conversations, inbound, inbox, source_records, taken_back
 from storage.repos.sessions import SESSION_INDEX_TOPIC
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -282,7 +281,7 @@ class Ingest:
                     dedupe = f"{msg.platform}:{msg.message_id}"
                     if result.outcome is Outcome.ANSWERED and dedupe not in added:
                         results[n] = IngestResult(Outcome.RECALLED, result.conversation_id)
-                        await redactions.blank_events(tx, msg.platform, [msg.message_id])
+                        await taken_back.blank_events(tx, msg.platform, [msg.message_id])
         return results
 
     async def _conversations_of(

@@ -5,7 +5,7 @@ redelivery is a duplicate and does nothing):
 - its source records (the message's, its attachments' `#att:…`, its forward's `#forward`)
   become tombstones: the search follower deletes their documents, memory indexes forget them
   (an entry citing only them is deleted), and a later sync or late delivery cannot bring the
-  message back (storage/repos/sources.py `remove_message`);
+  message back (storage/repos/source_records.py `remove_message`);
 - its attachments are `recalled`: no worker reads their files any more;
 - its inbox item, if still waiting, is delivered as "recalled" (no turn answers it; a turn
   already running with it goes on), and a message not here yet is blocked, so arriving after
@@ -31,8 +31,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sources.feishu import records as feishu_source
 from storage.models import InboundEvent
-from storage.repos import attachments, conversations, inbound, inbox, memory_indexes, redactions
-from storage.repos import sources as source_records
+from storage.repos import (
+    attachments,
+    conversations,
+    inbound,
+    memory_indexes,
+    redactions,
+    source_records,
+    taken_back,
+)
 
 log = logging.getLogger(__name__)
 RECALLS = Counter("maka_recalls_total", "Recalled messages, by outcome", ["outcome"])
@@ -88,11 +95,11 @@ async def recall_in(tx: AsyncSession, recall: InboundRecall, now: datetime) -> R
     await attachments.recall(tx, recall.platform, recall.message_id, now)
     await memory_indexes.forget_records(tx, removed, now)
     dedupe_key = f"{recall.platform}:{recall.message_id}"
-    item = await inbox.recall_message(tx, dedupe_key, now)
+    item = await taken_back.recall_message(tx, dedupe_key, now)
     redacted = await redactions.redact_message_item(tx, item, now)  # reads the item's words
-    await redactions.blank_events(tx, recall.platform, [recall.message_id])
+    await taken_back.blank_events(tx, recall.platform, [recall.message_id])
     if item.item_id is not None:
-        await redactions.blank_items(tx, [dedupe_key])
+        await taken_back.blank_items(tx, [dedupe_key])
     return RecallResult(True, len(removed), item.dropped, redacted.logs)
 
 

@@ -25,8 +25,15 @@ from bot.host.notify import Notifier
 from sources.feishu import records as feishu_source
 from storage.db import Database
 from storage.models import ForgetRequest, SourceRecord
-from storage.repos import discovery, forgets, inbox, memory_indexes, redactions, sessions
-from storage.repos import sources as source_records
+from storage.repos import (
+    discovery,
+    forgets,
+    memory_indexes,
+    redactions,
+    sessions,
+    source_records,
+    taken_back,
+)
 from storage.types import utcnow
 
 BATCH = 200  # records a batch removes: a transaction that stays short on a busy database
@@ -111,9 +118,9 @@ async def _remove(tx: AsyncSession, batch: list[SourceRecord], now: datetime) ->
     told = [discovery.finding_item_key(f) for f in findings]
     for key in told:  # the turn that told the owner a finding may have repeated its words
         _add(counts, await _redact(tx, key, now))
-    counts["payloads_blanked"] = await redactions.blank_events(
+    counts["payloads_blanked"] = await taken_back.blank_events(
         tx, feishu_source.PLATFORM, messages
-    ) + await redactions.blank_items(tx, [f"{feishu_source.KIND}:{m}" for m in messages] + told)
+    ) + await taken_back.blank_items(tx, [f"{feishu_source.KIND}:{m}" for m in messages] + told)
     FORGOTTEN.inc(len(seqs))
     return counts
 
@@ -133,10 +140,10 @@ async def _redact(tx: AsyncSession, item_key: str, now: datetime) -> redactions.
     """An inbox item (a chat message, a finding told): if it still waits for its turn, no
     turn takes it; what the turns kept of it goes as a recall's does (one rule:
     storage/repos/redactions.py)."""
-    item = await inbox.item_of(tx, item_key)
+    item = await taken_back.item_of(tx, item_key)
     if item is None or item.item_id is None or item.conversation_id is None:
         return redactions.Redacted()
-    await inbox.drop_waiting(tx, item.item_id, now)
+    await taken_back.drop_waiting(tx, item.item_id, now)
     return await redactions.redact_message_item(tx, item, now)
 
 

@@ -28,7 +28,7 @@ from sources.feishu.records import holds_chat_messages
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes, originals
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 from storage.search import SearchHit
 
 DEFAULT_HITS = 8

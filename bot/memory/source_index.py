@@ -30,14 +30,15 @@ from bot.memory.search import SearchService
 from sources.feishu.records import holds_chat_messages
 from storage.db import Database
 from storage.models import SourceRecord
+from storage.repos import source_records
 from storage.repos import sources as repo
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search import SearchDocument
 
 log = logging.getLogger(__name__)
 
 BATCH = 500
-TOPIC = repo.RECORDS_TOPIC
+TOPIC = source_records.RECORDS_TOPIC
 INDEX_SOURCE = "index:search"  # the follower's source row: its checkpoint and errors
 INDEX_LEASE = "sources.index"  # one follower at a time across replicas
 GATHER_SECONDS = 0.2  # a burst of records becomes one index write
@@ -143,13 +144,13 @@ class SourceIndexer:
     # ---- writing -------------------------------------------------------------------------
 
     async def index(self, records: Sequence[Indexable]) -> bool:
-        """Index the records; a tombstone (a recalled message: `repo.is_tombstone`) deletes
-        its document instead, after the upserts (a record and its tombstone may share a
-        batch when a sync queues them)."""
+        """Index the records; a tombstone (a recalled message: `source_records.is_tombstone`)
+        deletes its document instead, after the upserts (a record and its tombstone may share
+        a batch when a sync queues them)."""
         if not records:
             return True
-        gone = [r for r in records if repo.is_tombstone(r.payload)]
-        kept = [r for r in records if not repo.is_tombstone(r.payload)]
+        gone = [r for r in records if source_records.is_tombstone(r.payload)]
+        kept = [r for r in records if not source_records.is_tombstone(r.payload)]
         names = sorted({r.source for r in kept if document_kind(r.source) != "source_mail"})
         titles: dict[str, str | None] = {}
         if names:
@@ -164,7 +165,7 @@ class SourceIndexer:
         count, last_id = 0, 0
         while True:
             async with self.db.read() as tx:
-                rows = await repo.records_after(tx, last_id, BATCH)
+                rows = await source_records.records_after(tx, last_id, BATCH)
             if not rows:
                 return count
             last_id = rows[-1].id
@@ -201,12 +202,12 @@ class SourceIndexWorker(Follower[SourceRecord]):
         self.indexer = indexer
 
     async def read_after(self, tx: AsyncSession, after: int, limit: int) -> Sequence[SourceRecord]:
-        return await repo.records_after(tx, after, limit)
+        return await source_records.records_after(tx, after, limit)
 
     async def read_between(
         self, tx: AsyncSession, ranges: Sequence[tuple[int, int]], limit: int
     ) -> Sequence[SourceRecord]:
-        return await repo.records_between(tx, ranges, limit)
+        return await source_records.records_between(tx, ranges, limit)
 
     def id_of(self, row: SourceRecord) -> int:
         return row.id

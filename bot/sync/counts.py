@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from bot.host.workers import Worker
 from storage.db import Database
-from storage.repos import sources
+from storage.repos import source_records
 
 FOLD_PAUSE = 1.0  # seconds: under an ingest burst, a fold a second, not one per batch
 
 
 class RecordCountsWorker(Worker):
     name = "record-counts"
-    topics = (sources.RECORDS_TOPIC,)
+    topics = (source_records.RECORDS_TOPIC,)
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -23,7 +23,7 @@ class RecordCountsWorker(Worker):
         if self.db.is_sqlite:
             return False
         async with self.db.write() as tx:
-            return await sources.fold_record_counts(tx) > 0
+            return await source_records.fold_record_counts(tx) > 0
 
     def pause_after_work(self) -> float:
         return FOLD_PAUSE

@@ -11,6 +11,7 @@ from typing import Any
 from bot.memory.session_index import INDEX_SOURCE as SESSIONS_INDEX
 from storage.db import Database
 from storage.repos import sessions as sessions_repo
+from storage.repos import source_records
 from storage.repos import sources as repo
 from storage.repos.source_stops import stopped_line
 from storage.types import utcnow
@@ -48,8 +49,8 @@ async def load_status(db: Database) -> list[SourceStatus]:
     now = utcnow()
     async with db.read() as tx:
         rows = await repo.all_sources(tx)
-        counts = await repo.counts_by_source(tx)
-        newest_record = await repo.max_seq(tx)
+        counts = await source_records.counts_by_source(tx)
+        newest_record = await source_records.max_seq(tx)
         newest_event = await sessions_repo.max_event_id(tx)
     out = []
     for row in rows:

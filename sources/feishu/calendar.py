@@ -34,7 +34,7 @@ from urllib.parse import quote
 from sources.base import Observation, Page, Removal, SyncRequest, Unit, UnitState
 from sources.feishu.owner_api import FeishuError, OwnerApi
 from sources.feishu.owner_units import CALENDAR_KIND, CALENDAR_SCOPE, CALENDAR_UNIT
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 KIND = CALENDAR_KIND
 UNIT = CALENDAR_UNIT

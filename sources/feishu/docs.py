@@ -30,7 +30,7 @@ from typing import Any
 
 from sources.base import Observation, Page, Removal, SourceError, SyncRequest, Unit, UnitState
 from sources.feishu.owner_api import FeishuError, OwnerApi
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 KIND = "docs"
 UNIT = "docs:owner"

@@ -58,7 +58,7 @@ from sources.feishu.transport import (
 from storage.db import Database
 from storage.models import Conversation
 from storage.repos.attachments import NewAttachment
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 log = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ from sources.feishu.records import PLATFORM, source_name
 from storage.db import Database
 from storage.models import Conversation, Source
 from storage.repos import owner_chats
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 CHAT_PAGE_SIZE = 100  # im/v1/chats' maximum
 BOT_IS_IN = "the bot is in this chat: the Feishu history sync reads it (feishu:{chat_id})"

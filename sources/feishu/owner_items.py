@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sources.feishu.owner_units import CALENDAR_UNIT, TASKS_UNIT
 from storage.models import SourceRecord
 from storage.repos._like import escape_like
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 
 UPCOMING_SHOWN = 20  # a round names at most this many events and tasks
 

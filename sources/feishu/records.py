@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from sources.feishu.owner_units import CHATS_KIND
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 KIND = "feishu"
 PLATFORM = "feishu"

@@ -19,7 +19,7 @@ from typing import Any
 from sources.base import Observation, Page, Removal, SyncRequest, Unit, UnitState
 from sources.feishu.owner_api import OwnerApi
 from sources.feishu.owner_units import TASKS_KIND, TASKS_SCOPE, TASKS_UNIT
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 KIND = TASKS_KIND
 UNIT = TASKS_UNIT

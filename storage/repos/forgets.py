@@ -4,7 +4,7 @@ that covers, and removing what cites them.
 A request names a source, a chat, a person and/or a date range (all given must hold). It is
 carried out in batches of records in seq order; each batch commits its removals together with
 the request's `cursor`, so a crash or a failed batch resumes after the last committed one.
-Records go the way recalled messages go (storage/repos/sources.py `remove_records`): the row
+Records go the way recalled messages go (storage/repos/source_records.py `remove_records`): the row
 and its text are deleted and a content-free tombstone takes its key, so the search follower
 deletes the document on every replica and a later sync cannot bring the record back.
 """

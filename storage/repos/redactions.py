@@ -27,16 +27,14 @@ from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import (
-    InboundEvent,
-    InboxItem,
     OutboxMessage,
     Session,
     SessionEvent,
     SessionSummary,
 )
 from storage.repos import outbox, reply_keys
-from storage.repos.inbox import Recalled
 from storage.repos.sessions import append_events
+from storage.repos.taken_back import Recalled
 
 REDACTION = "redaction"  # an event that says another's text was redacted: the search follower
 RECALLED_TEXT = "(recalled by its sender)"  # re-indexes the redacted text under the other's id
@@ -280,62 +278,3 @@ async def _drop_workhub_summaries(
         )
         await append_events(tx, row.session_id, [(REDACTION, "", {"digest": True})], now)
     return len(rows)
-
-
-# What an inbox item's payload keeps once its words are taken back: who, where and when,
-# which `/why`, the status page and the claim read; never what was said.
-_KEPT = (
-    "platform",
-    "message_id",
-    "chat_id",
-    "chat_type",
-    "sender_id",
-    "sender_type",
-    "message_type",
-    "created_at",
-    "thread_id",
-    "parent_id",
-    "root_id",
-    "finding",
-)
-
-
-async def blank_items(tx: AsyncSession, dedupe_keys: Sequence[str]) -> int:
-    """The inbox items of these keys keep their row and key (a redelivery stays a duplicate)
-    but not their words (`forgotten`: no longer held, recalled or forgotten alike)."""
-    if not dedupe_keys:
-        return 0
-    rows = (
-        await tx.execute(
-            select(InboxItem.id, InboxItem.payload).where(InboxItem.dedupe_key.in_(dedupe_keys))
-        )
-    ).all()
-    count = 0
-    for row in rows:
-        payload = row.payload if isinstance(row.payload, dict) else {}
-        if payload.get("forgotten"):
-            continue
-        kept = {k: payload[k] for k in _KEPT if k in payload}
-        await tx.execute(
-            update(InboxItem)
-            .where(InboxItem.id == row.id)
-            .values(payload={**kept, "forgotten": True})
-        )
-        count += 1
-    return count
-
-
-async def blank_events(tx: AsyncSession, platform: str, message_ids: Sequence[str]) -> int:
-    """The stored inbound events of these messages (the platform's event as received and
-    decrypted) keep their row and key, so a redelivery is still a duplicate, and no body."""
-    if not message_ids:
-        return 0
-    result = await tx.execute(
-        update(InboundEvent)
-        .where(
-            InboundEvent.platform == platform,
-            InboundEvent.message_id.in_(list(message_ids)),
-        )
-        .values(payload={"forgotten": True})
-    )
-    return int(getattr(result, "rowcount", 0) or 0)

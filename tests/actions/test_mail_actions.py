@@ -23,6 +23,7 @@ from sources.email import Meta, mail_record
 from sources.mime import parse_mail
 from storage.models import Action
 from storage.repos import actions as repo
+from storage.repos import source_records
 from storage.repos import sources as sources_repo
 from storage.types import utcnow
 from tests.actions.support import actions, click, settled, the_approval_card
@@ -113,7 +114,7 @@ async def the_offer(w: FeishuWorld) -> int:
         await sources_repo.ensure(
             s, name="email:INBOX", kind="email", scope=None, title=None, now=utcnow()
         )
-        [(record_id, _, _)] = await sources_repo.insert_records(s, [record], utcnow())
+        [(record_id, _, _)] = await source_records.insert_records(s, [record], utcnow())
     return record_id
 
 

@@ -15,9 +15,8 @@ from bot.attachments.turn import BATCH_CHARS, attachment_lines
 from bot.host.notify import Notifier
 from storage.db import Database
 from storage.models import Attachment
-from storage.repos import attachments
-from storage.repos import sources as source_records
-from storage.repos.sources import NewRecord
+from storage.repos import attachments, source_records
+from storage.repos.source_records import NewRecord
 from storage.types import utcnow
 
 SENT = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)

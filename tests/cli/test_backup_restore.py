@@ -22,8 +22,8 @@ from storage.db import create_database
 from storage.migrate import current_revision, head_revision, migrate
 from storage.models import Conversation, InboundEvent, Lease, Session, SourceRecord
 from storage.repos import sessions
-from storage.repos import sources as source_repo
-from storage.repos.sources import NewRecord
+from storage.repos import source_records as source_repo
+from storage.repos.source_records import NewRecord
 from storage.search import SearchFilters
 from storage.types import utcnow
 from storage.urls import is_sqlite

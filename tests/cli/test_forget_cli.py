@@ -10,8 +10,8 @@ from sqlalchemy import select
 from storage.db import create_database
 from storage.migrate import migrate
 from storage.models import SourceRecord
-from storage.repos import sources as source_repo
-from storage.repos.sources import NewRecord, is_tombstone
+from storage.repos import source_records as source_repo
+from storage.repos.source_records import NewRecord, is_tombstone
 from storage.types import utcnow
 from tests.cli.test_commands import _env, _run
 

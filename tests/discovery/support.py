@@ -31,11 +31,11 @@ from storage.models import (
     InboxItem,
     OutboxMessage,
 )
-from storage.repos import conversations, inbox, outbox, reactions
+from storage.repos import conversations, inbox, outbox, reactions, source_records
 from storage.repos import discovery as repo
 from storage.repos import sources as source_repo
 from storage.repos.reply_keys import reply_key
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow
 
@@ -103,7 +103,7 @@ class DiscoveryWorld:
         async with self.db.write() as s:
             await source_repo.ensure(s, name="feishu:oc_team", kind="feishu",
                                      scope="group:oc_team", title="Team", now=when)  # fmt: skip
-            [(seq, _, _)] = await source_repo.insert_records(s, [record], when)
+            [(seq, _, _)] = await source_records.insert_records(s, [record], when)
         return seq
 
     async def owner_says(

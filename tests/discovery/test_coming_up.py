@@ -15,8 +15,8 @@ from sources.feishu.calendar import UNIT as CALENDAR_UNIT
 from sources.feishu.calendar import event_record
 from sources.feishu.tasks import OwnerTasks
 from storage.db import Database
-from storage.repos import sources as source_repo
-from storage.repos.sources import NewRecord
+from storage.repos import source_records as source_repo
+from storage.repos.source_records import NewRecord
 from tests.discovery.support import MORNING, DiscoveryWorld, end_pass
 
 HALF_HOUR = timedelta(minutes=30)

@@ -18,7 +18,7 @@ from bot.host.notify import WOKEN_BY_INSERT, PostgresNotifier, Subscription
 from bot.memory.session_index import TOPIC as SESSION_INDEX_TOPIC
 from storage.db import Database, create_database
 from storage.repos import inbox, outbox
-from storage.repos.sources import RECORDS_TOPIC
+from storage.repos.source_records import RECORDS_TOPIC
 from tests.seed import pending_reply
 from tests.statements import statements_of
 from tests.waiting import wait_until

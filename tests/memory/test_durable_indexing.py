@@ -25,9 +25,9 @@ from bot.sync.status import describe, load_status
 from bot.workhub.summaries import SummaryWorker, record_completion
 from storage.db import Database
 from storage.models import Conversation, Session, SessionEvent
-from storage.repos import leases, sessions
+from storage.repos import leases, sessions, source_records
 from storage.repos import sources as source_repo
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search import SearchDocument, SearchError, SearchFilters, SearchHit
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow
@@ -257,7 +257,7 @@ async def test_search_rebuild_brings_back_messages_records_and_digests(
     sid = await task_session(db)
     await log(db, sid, ("user", "nightly export takes 14 minutes"), ("assistant", "profiling"))
     async with db.write() as s:
-        await source_repo.insert_records(
+        await source_records.insert_records(
             s,
             [
                 NewRecord(

@@ -30,10 +30,10 @@ from storage.models import (
     SessionEvent,
     SourceRecord,
 )
-from storage.repos import forgets
+from storage.repos import forgets, source_records
 from storage.repos import sources as source_repo
-from storage.repos.inbox import RECALLED
-from storage.repos.sources import NewRecord, is_tombstone
+from storage.repos.source_records import NewRecord, is_tombstone
+from storage.repos.taken_back import RECALLED
 from storage.types import utcnow
 from tests.assistant.support import bot_world, quiet, replies, say, send
 from tests.channels.feishu.test_recalls import owner_access
@@ -83,7 +83,7 @@ async def seed(db: Database) -> dict[str, int]:
             (MAIL, "email", "INBOX"),
         ):
             await source_repo.ensure(tx, name=name, kind=kind, scope=None, title=title, now=now)
-        seqs = {e: i for i, _s, e in await source_repo.insert_records(tx, RECORDS, now)}
+        seqs = {e: i for i, _s, e in await source_records.insert_records(tx, RECORDS, now)}
         index = MemoryIndex(
             name="notes",
             criteria="everything",
@@ -177,7 +177,7 @@ async def test_forgetting_a_chat_leaves_search_index_entries_and_notes_and_spare
     async with bot_world(make_world, ScriptedProvider([])) as w:
         services = w.app.services
         await seed(services.db)
-        services.notifier.wake_local(source_repo.RECORDS_TOPIC)
+        services.notifier.wake_local(source_records.RECORDS_TOPIC)
 
         async def found(words: str) -> bool:
             return bool(await services.search.search(words))

@@ -28,10 +28,10 @@ from storage.models import (
 )
 from storage.repos import conversations, inbound, inbox, sessions
 from storage.repos import discovery as discovery_repo
-from storage.repos import sources as source_repo
-from storage.repos.inbox import RECALLED
+from storage.repos import source_records as source_repo
 from storage.repos.reply_keys import reply_key
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
+from storage.repos.taken_back import RECALLED
 from storage.types import utcnow
 from tests.assistant.support import bot_world, replies, say, send
 from tests.feishu_world import WorldFactory

@@ -20,6 +20,7 @@ from bot.memory.indexes.turn import IndexerTurn
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes as repo
+from storage.repos import source_records
 from storage.repos import sources as source_repo
 from storage.seq_gaps import Range, SeqGaps, missing_between
 from storage.types import utcnow
@@ -53,7 +54,7 @@ def world(db: Database, model: ScriptedProvider, clock: Clock) -> World:
 
 async def newest_seq(db: Database) -> int:
     async with db.read() as s:
-        return await source_repo.max_seq(s)
+        return await source_records.max_seq(s)
 
 
 async def record_with_id(
@@ -205,9 +206,9 @@ async def test_a_record_committed_after_a_later_one_was_indexed_is_covered_on_po
     await add_records(db, 1)  # the index starts with one record to cover
     late = db.sessions()  # takes its id now, commits after the next record is covered
     now = utcnow()
-    await source_repo.insert_records(
+    await source_records.insert_records(
         late,
-        [source_repo.NewRecord(SOURCE, "om_late", SCOPE, "late: Li decided", now, title="Team")],
+        [source_records.NewRecord(SOURCE, "om_late", SCOPE, "late: Li decided", now, title="Team")],
         now,
     )
     await add_records(db, 1, start=1)

@@ -29,10 +29,10 @@ from bot.memory.indexes.turn import IndexerTurn
 from bot.memory.search import SearchService
 from storage.db import Database
 from storage.models import InboxItem, IndexEntry, MemoryIndex
-from storage.repos import conversations
+from storage.repos import conversations, source_records
 from storage.repos import memory_indexes as repo
 from storage.repos import sources as source_repo
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow
 from tests.seed import record_of
@@ -53,7 +53,7 @@ async def add_records(db: Database, n: int, scope: str = "group:oc_team", start:
     ]  # fmt: skip
     async with db.write() as s:
         await source_repo.ensure(s, name=source, kind="feishu", scope=scope, title="Team", now=now)
-        await source_repo.insert_records(s, records, now)
+        await source_records.insert_records(s, records, now)
 
 
 class World:

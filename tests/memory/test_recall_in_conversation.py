@@ -12,8 +12,9 @@ import re
 from email.mime.text import MIMEText
 
 from bot.llm.types import Message
+from storage.repos import source_records
 from storage.repos import sources as sources_repo
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search import SearchFilters
 from storage.types import utcnow
 from tests.assistant.support import all_delivered, bot_world, replies, say, say_in_group, send
@@ -131,7 +132,7 @@ async def test_the_owner_recalls_a_decision_from_mail_and_a_group_finds_none_of_
                 title="Team",
                 now=utcnow(),
             )
-            await sources_repo.insert_records(s, [NewRecord(
+            await source_records.insert_records(s, [NewRecord(
                 "feishu:oc_group", "om_agenda", "group:oc_group",
                 "packaging supplier contract is on Friday's agenda", utcnow(), author="ou_member",
                 title="Team")], utcnow())  # fmt: skip

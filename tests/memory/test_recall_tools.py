@@ -15,8 +15,9 @@ from bot.memory import recall
 from bot.memory.search import SearchService
 from bot.memory.source_index import SourceIndexer
 from storage.db import Database
+from storage.repos import source_records
 from storage.repos import sources as source_repo
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search import SearchError, SearchHit
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import utcnow
@@ -44,9 +45,9 @@ async def stored(db: Database, search: SearchService) -> dict[str, int]:
             kind = r.source.split(":")[0]
             await source_repo.ensure(s, name=r.source, kind=kind, scope=r.scope, title=r.title,
                                      now=now)  # fmt: skip
-        await source_repo.insert_records(s, records, now)
+        await source_records.insert_records(s, records, now)
     async with db.read() as s:
-        rows = await source_repo.records_after(s, 0, 10)
+        rows = await source_records.records_after(s, 0, 10)
     assert await SourceIndexer(db, search).index(rows)
     return {r.source: r.id for r in rows}
 

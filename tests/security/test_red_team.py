@@ -78,8 +78,9 @@ from storage.models import (
 )
 from storage.repos import discovery as discovery_repo
 from storage.repos import memory_indexes as index_repo
+from storage.repos import source_records
 from storage.repos import sources as source_repo
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 from storage.search import SearchFilters
 from storage.types import utcnow
 from tests import databases
@@ -469,7 +470,7 @@ async def the_owners_secrets(w: FeishuWorld, model: RedTeamModel) -> Owner:
         await source_repo.ensure(
             s, name="email:INBOX", kind="email", scope="mail:INBOX", title="INBOX", now=now
         )
-        await source_repo.insert_records(
+        await source_records.insert_records(
             s,
             [
                 NewRecord(

@@ -15,7 +15,7 @@ from bot.llm.scripted import ScriptedProvider
 from bot.memory.source_index import document_id
 from sources.feishu.calendar import SCOPE, UNIT
 from storage.models import ApiUsage, SourceRecord
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 from tests.actions.support import the_approval_card
 from tests.assistant.support import answers_sent, bot_world, quiet, say, say_in_group, send
 from tests.assistant.support import sleep as sleep_step

@@ -14,7 +14,7 @@ from bot.llm.scripted import ScriptedProvider
 from bot.sync.cli import run_sync_now, run_sync_status
 from storage.db import Database
 from storage.models import SourceRecord
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 from tests.assistant.support import bot_world, replies, say
 from tests.feishu_world import WorldFactory
 from tests.sources.dovecot import MailAccount, mail

@@ -14,8 +14,8 @@ from bot.memory.source_index import INDEX_SOURCE, SourceIndexer, SourceIndexWork
 from bot.sync.status import load_status
 from storage.db import Database
 from storage.models import Source
-from storage.repos import sources as repo
-from storage.repos.sources import NewRecord
+from storage.repos import source_records as repo
+from storage.repos.source_records import NewRecord
 from storage.search import SearchDocument, SearchError, SearchFilters, SearchHit
 from storage.types import utcnow
 from tests.feishu_world import WorldFactory

@@ -14,8 +14,8 @@ from sqlalchemy import delete, func, insert, select, text, update
 from bot.sync.counts import RecordCountsWorker
 from storage.db import Database
 from storage.models import Session, Source, SourceRecord, SourceRecordCountChange
-from storage.repos import sources, workhub
-from storage.repos.sources import NewRecord
+from storage.repos import source_records, sources, workhub
+from storage.repos.source_records import NewRecord
 
 NOW = datetime(2026, 12, 6, 4, 0, tzinfo=UTC)
 
@@ -34,25 +34,27 @@ async def _real_counts(db: Database) -> dict[str, int]:
 
 async def _kept_counts(db: Database) -> dict[str, int]:
     async with db.read() as tx:
-        return await sources.counts_by_source(tx)
+        return await source_records.counts_by_source(tx)
 
 
 async def test_kept_record_counts_equal_the_real_counts_after_inserts_duplicates_and_removals(
     db: Database,
 ) -> None:
     async with db.write() as tx:  # ingest's path, with a batch spanning two sources
-        await sources.add_records(
+        await source_records.add_records(
             tx, [_record("feishu:oc_a", f"m{i}") for i in range(5)] + [_record("mail:x", "1")], NOW
         )
     async with db.write() as tx:  # redelivered and synced again: stored once, counted once
-        new = await sources.insert_records(
+        new = await source_records.insert_records(
             tx, [_record("feishu:oc_a", "m0"), _record("feishu:oc_a", "m5")], NOW
         )
     assert [external_id for _, _, external_id in new] == ["m5"]
     assert await _kept_counts(db) == await _real_counts(db) == {"feishu:oc_a": 6, "mail:x": 1}
 
     async with db.write() as tx:  # a recalled message becomes its tombstone
-        await sources.remove_message(tx, "feishu:oc_a", "m1", scope="scope:feishu:oc_a", now=NOW)
+        await source_records.remove_message(
+            tx, "feishu:oc_a", "m1", scope="scope:feishu:oc_a", now=NOW
+        )
     assert await _kept_counts(db) == await _real_counts(db) == {"feishu:oc_a": 6, "mail:x": 1}
 
     async with db.write() as tx:  # rows deleted outright (forgetting a source)
@@ -60,7 +62,7 @@ async def test_kept_record_counts_equal_the_real_counts_after_inserts_duplicates
     assert await _kept_counts(db) == await _real_counts(db) == {"feishu:oc_a": 6}
 
     async with db.write() as tx:  # the record-counts worker's fold changes no count
-        await sources.fold_record_counts(tx)
+        await source_records.fold_record_counts(tx)
     async with db.read() as tx:
         pending = await tx.scalar(select(func.count()).select_from(SourceRecordCountChange))
     assert pending == 0
@@ -72,11 +74,11 @@ async def test_writers_of_one_source_do_not_wait_for_each_others_commit(db: Data
         pytest.skip("SQLite writes one at a time")
     first = db.sessions()  # a write in flight, not committed yet
     try:
-        await sources.add_records(first, [_record("feishu:oc_a", "m1")], NOW)
+        await source_records.add_records(first, [_record("feishu:oc_a", "m1")], NOW)
 
         async def second() -> None:
             async with db.write() as tx:
-                await sources.add_records(tx, [_record("feishu:oc_a", "m2")], NOW)
+                await source_records.add_records(tx, [_record("feishu:oc_a", "m2")], NOW)
 
         # A counter row locked by the first writer would hold the second until it commits.
         try:
@@ -92,7 +94,7 @@ async def test_writers_of_one_source_do_not_wait_for_each_others_commit(db: Data
 async def test_a_finished_sync_records_the_kept_count_on_its_source_row(db: Database) -> None:
     async with db.write() as tx:
         await sources.ensure(tx, name="mail:x", kind="mail", scope=None, title=None, now=NOW)
-        await sources.add_records(tx, [_record("mail:x", str(i)) for i in range(3)], NOW)
+        await source_records.add_records(tx, [_record("mail:x", str(i)) for i in range(3)], NOW)
         row = await sources.get(tx, "mail:x")
         assert row is not None
         await tx.execute(  # a run holding the lease, as its claim leaves it
@@ -171,7 +173,9 @@ async def test_the_record_counts_worker_folds_the_appended_changes_and_then_rest
     db: Database,
 ) -> None:
     async with db.write() as tx:
-        await sources.add_records(tx, [_record("feishu:oc_a", f"m{i}") for i in range(3)], NOW)
+        await source_records.add_records(
+            tx, [_record("feishu:oc_a", f"m{i}") for i in range(3)], NOW
+        )
     worker = RecordCountsWorker(db)
     assert await worker.run_once() is (not db.is_sqlite)  # SQLite's triggers count in place
     assert await worker.run_once() is False  # nothing left to fold

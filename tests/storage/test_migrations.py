@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, inspect, select, text
 from storage.db import create_database
 from storage.migrate import alembic_config, current_revision, head_revision, migrate
 from storage.models import Base, Conversation, Matter, Operation, Session
-from storage.repos import sources as sources_repo
+from storage.repos import source_records as sources_repo
 from storage.types import JSONType, utcnow
 from storage.urls import normalize_database_url
 from tests import databases

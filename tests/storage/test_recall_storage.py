@@ -11,10 +11,9 @@ from sqlalchemy import select
 from bot.channels.recalls import InboundRecall, recall_in, recalled_among
 from storage.db import Database
 from storage.models import IndexEntry, SourceRecord
-from storage.repos import memory_indexes
-from storage.repos import sources as source_records
+from storage.repos import memory_indexes, source_records
 from storage.repos.redactions import RECALLED_TEXT, redacted
-from storage.repos.sources import NewRecord
+from storage.repos.source_records import NewRecord
 
 NOW = datetime(2026, 12, 6, 1, 0, tzinfo=UTC)
 

@@ -28,7 +28,16 @@ from bot.memory.search import SearchService
 from storage.db import Database, create_database
 from storage.migrate import current_revision, head_revision, known_revisions, migrate
 from storage.models import Matter, ModelCall, Session
-from storage.repos import attachments, conversations, inbound, inbox, outbox, sessions, sources
+from storage.repos import (
+    attachments,
+    conversations,
+    inbound,
+    inbox,
+    outbox,
+    sessions,
+    source_records,
+    sources,
+)
 from storage.repos.inbound import NewEvent
 from storage.search.embedded import EmbeddedSearchIndex
 from storage.types import JSONType, UTCDateTime
@@ -232,7 +241,7 @@ async def check_source(db: Database, tag: str, revisions: list[str]) -> None:
     async with db.read() as tx:
         source = await sources.get(tx, f"mail-{tag}")
         assert source is not None and source.synced_cursor == {"uid": 7}, tag
-        assert await sources.count_records(tx, f"mail-{tag}") == 1, tag
+        assert await source_records.count_records(tx, f"mail-{tag}") == 1, tag
 
 
 async def check_attachment(db: Database, tag: str, revisions: list[str]) -> None:
@@ -242,7 +251,7 @@ async def check_attachment(db: Database, tag: str, revisions: list[str]) -> None
         assert row.sha256 is not None and row.record_id is not None
         stored = await attachments.blob(tx, row.sha256)
         assert stored is not None and bytes(stored.data) == blob_of(tag), tag
-        [record] = await sources.records_between(tx, [(row.record_id, row.record_id)], 1)
+        [record] = await source_records.records_between(tx, [(row.record_id, row.record_id)], 1)
         assert record.text == f"minutes {word(tag)}", tag
 
 

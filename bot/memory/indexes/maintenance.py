@@ -38,7 +38,7 @@ from storage import claims
 from storage.db import Database
 from storage.models import MemoryIndex
 from storage.repos import memory_indexes as repo
-from storage.repos import sessions, sources
+from storage.repos import sessions, source_records
 from storage.seq_gaps import GAP_TIMEOUT, SeqGaps
 from storage.types import utcnow
 
@@ -110,7 +110,7 @@ class IndexMaintenanceWorker(Worker):
         try:
             async with self.db.read() as tx:
                 backlog = await repo.backlog(tx, index.scopes, index.covered_cursor)
-                upto = backlog.last_seq if backlog.count else await sources.max_seq(tx)
+                upto = backlog.last_seq if backlog.count else await source_records.max_seq(tx)
                 since = max(index.covered_cursor, self.settled.get(index.id, 0))
                 missing = (
                     await repo.missing_seqs(

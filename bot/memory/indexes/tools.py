@@ -13,7 +13,7 @@ from bot.parsing import ToolCount, parse_id
 from storage.db import Database
 from storage.models import SourceRecord
 from storage.repos import memory_indexes as repo
-from storage.repos.sources import is_tombstone
+from storage.repos.source_records import is_tombstone
 from storage.types import utcnow
 
 BATCH_RECORDS = 20

@@ -8,7 +8,7 @@ a time, updates the count row by row. On PostgreSQL a counter row updated by eve
 would make concurrent writers of one chat wait for each other's commit, so its
 statement-level triggers only append a statement's change per source to
 `source_record_count_changes` (insert-only: nobody waits), and the record-counts worker
-folds those into the counts (storage.repos.sources.fold_record_counts).
+folds those into the counts (storage.repos.source_records.fold_record_counts).
 
 WorkHub sorted every task Session by its last activity to take a page; a partial
 expression index over exactly the candidates' filter and order serves the ORDER BY ...

@@ -16,8 +16,8 @@ from bot.assistant.visibility import Visibility
 from bot.llm.scripted import ScriptedProvider
 from bot.memory.recall import MemoryAccess, memory_search
 from storage.models import InboundEvent, InboxItem, SessionEvent, SourceRecord
-from storage.repos.inbox import RECALLED
 from storage.repos.redactions import RECALLED_TEXT
+from storage.repos.taken_back import RECALLED
 from tests.assistant.support import bot_world, quiet, replies, say, send
 from tests.feishu_world import FeishuWorld, WorldFactory
 from tests.seed import OWNER
