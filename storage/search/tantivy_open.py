@@ -33,11 +33,19 @@ META = "meta.json"
 
 def open_index(path: Path, schema: tantivy.Schema) -> tantivy.Index:
     path.mkdir(parents=True, exist_ok=True)
+    new = not (path / META).exists()
     index = _open(path, schema)
     if docstore_block_bytes(path) not in (None, DOCSTORE_BLOCK_BYTES) and _set_docstore_blocks(
         index, path, DOCSTORE_BLOCK_BYTES
     ):
         index = _open(path, schema)  # tantivy reads the settings when it opens
+        if not new:
+            log.info(
+                "search index at %s: new documents now go in %d-byte blocks; the ones already "
+                "there keep larger blocks until `maka search rebuild` (faster hits after it)",
+                path,
+                DOCSTORE_BLOCK_BYTES,
+            )
     return index
 
 

@@ -5,8 +5,10 @@ it is."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+import pytest
 import tantivy
 
 from storage.search.base import SearchDocument, SearchFilters
@@ -24,8 +26,9 @@ def message(n: int) -> SearchDocument:
 
 
 async def test_a_new_index_writes_small_docstore_blocks_and_reads_them_back(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="storage.search.tantivy_open")
     index = EmbeddedSearchIndex(tmp_path / "idx")
     await index.upsert([message(n) for n in range(300)])
     await index.close()
@@ -37,11 +40,13 @@ async def test_a_new_index_writes_small_docstore_blocks_and_reads_them_back(
     assert len(hits) == 300
     assert {h.title for h in hits} == {"项目群"}
     assert all(h.excerpts == [f"第{h.id[1:]}条 部署 回滚"] for h in hits)
+    assert "maka search rebuild" not in caplog.text  # nothing to rebuild in a new index
 
 
 async def test_an_index_created_before_gets_small_blocks_and_keeps_its_documents(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="storage.search.tantivy_open")
     created = tantivy.Index(build_schema(), path=str(tmp_path))  # as tantivy-py creates it
     writer = created.writer(heap_size=15_000_000, num_threads=1)
     for n in range(50):
@@ -56,6 +61,7 @@ async def test_an_index_created_before_gets_small_blocks_and_keeps_its_documents
     await index.close()
     assert docstore_block_bytes(tmp_path) == DOCSTORE_BLOCK_BYTES
     assert sorted(h.id for h in hits) == sorted(f"m{n}" for n in range(60))
+    assert "until `maka search rebuild`" in caplog.text  # the operator hears how to finish it
 
 
 async def test_an_index_another_process_writes_to_is_left_as_it_is(tmp_path: Path) -> None:
