@@ -130,10 +130,15 @@ class BotWorker(PoolWorker[int]):
             ended = True  # the turn gave the lease back in its last transaction
         except Exception as exc:  # backed off or parked before the conversation is free
             await record_failed_turn(self.services, conversation_id, exc)
-        finally:  # every mark is undone, whatever the turn did: a mark left behind would
-            self._busy.discard(conversation_id)  # make this process skip it for good
-            if lease.held_elsewhere:
-                self._held_elsewhere[conversation_id] = utcnow() + HELD_ELSEWHERE
-            if not ended:  # the turn failed: whatever it holds goes back (if anything)
-                async with self.services.db.write() as tx:
-                    await leases.release(tx, lease.name, self.owner)
+        finally:
+            try:
+                if lease.held_elsewhere:
+                    self._held_elsewhere[conversation_id] = utcnow() + HELD_ELSEWHERE
+                if not ended:  # the turn failed: whatever it holds goes back (if anything)
+                    async with self.services.db.write() as tx:
+                        await leases.release(tx, lease.name, self.owner)
+            finally:  # every mark is undone, whatever happened: a mark left behind would make
+                # this process skip the conversation for good. Only now, with the lease given
+                # back: a turn claimed meanwhile takes the lease under the same owner, and the
+                # release would take it from that turn, which then stops as "taken over".
+                self._busy.discard(conversation_id)

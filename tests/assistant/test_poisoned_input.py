@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.assistant import failures
+from bot.assistant import worker as bot_worker
 from bot.assistant.turn import NO_MODEL_REPLY, BotTurn
 from bot.assistant.turn_context import BatchItem, TurnContext
 from storage.models import InboxItem
@@ -107,6 +109,32 @@ async def test_a_restart_does_not_try_a_parked_item_again(
         await replies(w, 2)  # the parked line (first run) and the answer
         assert len(poisoned_turns) == tries + 1  # only the new message was taken
         assert poisoned_turns[-1] == ["ping"]
+
+
+async def test_a_failed_turn_keeps_its_conversation_until_its_lease_is_given_back(
+    make_world: WorldFactory, poisoned_turns: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next turn in the chat used to be claimable while the failed one was still giving
+    its lease back: the give-back then took the new turn's lease (one process, one owner),
+    and the new turn stopped as "taken over", its answer thrown away (a flaky
+    `test_an_always_failing_message_is_parked_and_the_chat_goes_on`)."""
+    real_release = bot_worker.leases.release
+    busy: set[int] = set()  # the worker's own, once it runs
+    marked_at_release: list[bool] = []
+
+    async def release(tx: AsyncSession, name: str, owner: str) -> bool:
+        marked_at_release.append(int(name.rsplit(":", 1)[1]) in busy)
+        return await real_release(tx, name, owner)
+
+    monkeypatch.setattr(bot_worker.leases, "release", release)
+    async with bot_world(make_world, None, bot_max_attempts=1) as w:
+        worker = w.app.services.host.status()["bot"].worker
+        assert isinstance(worker, bot_worker.BotWorker)
+        busy = worker._busy
+        await say_in_group(w, POISON)
+        await wait_until(lambda: _parked_once(w), what="the poisoned item parked")
+        await quiet(w)
+    assert marked_at_release == [True]
 
 
 async def _failed_once(w: FeishuWorld) -> bool:
