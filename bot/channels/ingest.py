@@ -258,7 +258,7 @@ class Ingest:
                         kind="user_message",
                         payload=msg.to_payload(),
                         conversation_id=conversation_id,
-                        dedupe_key=f"{msg.platform}:{msg.message_id}",
+                        dedupe_key=inbox.message_key(msg.platform, msg.message_id),
                         created_at=pending.now,
                     )
                 )
@@ -278,7 +278,7 @@ class Ingest:
             if len(added) < len(to_inbox):  # a recall came first: its item blocks the key
                 for n, result in enumerate(results):
                     msg = batch[n].msg
-                    dedupe = f"{msg.platform}:{msg.message_id}"
+                    dedupe = inbox.message_key(msg.platform, msg.message_id)
                     if result.outcome is Outcome.ANSWERED and dedupe not in added:
                         results[n] = IngestResult(Outcome.RECALLED, result.conversation_id)
                         await taken_back.blank_events(tx, msg.platform, [msg.message_id])

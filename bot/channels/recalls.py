@@ -35,6 +35,7 @@ from storage.repos import (
     attachments,
     conversations,
     inbound,
+    inbox,
     memory_indexes,
     redactions,
     source_records,
@@ -94,7 +95,7 @@ async def recall_in(tx: AsyncSession, recall: InboundRecall, now: datetime) -> R
     # Their records are the message's source's `#att:` ones, removed above.
     await attachments.recall(tx, recall.platform, recall.message_id, now)
     await memory_indexes.forget_records(tx, removed, now)
-    dedupe_key = f"{recall.platform}:{recall.message_id}"
+    dedupe_key = inbox.message_key(recall.platform, recall.message_id)
     item = await taken_back.recall_message(tx, dedupe_key, now)
     redacted = await redactions.redact_message_item(tx, item, now)  # reads the item's words
     await taken_back.blank_events(tx, recall.platform, [recall.message_id])

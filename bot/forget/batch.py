@@ -28,6 +28,7 @@ from storage.models import ForgetRequest, SourceRecord
 from storage.repos import (
     discovery,
     forgets,
+    inbox,
     memory_indexes,
     redactions,
     sessions,
@@ -104,7 +105,7 @@ async def _remove(tx: AsyncSession, batch: list[SourceRecord], now: datetime) ->
     # Read (its words, its turn) before its item is blanked below.
     messages = [r.external_id for r in live if _chat_message(r)]
     for message_id in messages:
-        _add(counts, await _redact(tx, f"{feishu_source.KIND}:{message_id}", now))
+        _add(counts, await _redact(tx, inbox.message_key(feishu_source.PLATFORM, message_id), now))
     counts["attachments"], counts["blobs"] = await forgets.drop_attachments(tx, live)
     seqs = await source_records.remove_records(
         tx, [(r.id, r.source, r.external_id, r.scope) for r in live], now
@@ -118,9 +119,10 @@ async def _remove(tx: AsyncSession, batch: list[SourceRecord], now: datetime) ->
     told = [discovery.finding_item_key(f) for f in findings]
     for key in told:  # the turn that told the owner a finding may have repeated its words
         _add(counts, await _redact(tx, key, now))
+    keys = [inbox.message_key(feishu_source.PLATFORM, m) for m in messages]
     counts["payloads_blanked"] = await taken_back.blank_events(
         tx, feishu_source.PLATFORM, messages
-    ) + await taken_back.blank_items(tx, [f"{feishu_source.KIND}:{m}" for m in messages] + told)
+    ) + await taken_back.blank_items(tx, keys + told)
     FORGOTTEN.inc(len(seqs))
     return counts
 

@@ -56,6 +56,12 @@ async def append(
     return (await tx.execute(stmt.returning(InboxItem.id))).scalar_one_or_none()
 
 
+def message_key(platform: str, message_id: str) -> str:
+    """A chat message's inbox item's dedupe key: the key ingest writes, and the one a recall
+    or a forget finds (or blocks) the item by."""
+    return f"{platform}:{message_id}"
+
+
 @dataclass(frozen=True)
 class NewItem:
     kind: str
